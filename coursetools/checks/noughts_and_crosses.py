@@ -1,0 +1,416 @@
+"""Hidden checks for the `noughts_and_crosses` assignment.
+
+The hidden-test blocks of the workbook call these functions. They live in the course package, not in the
+notebook, so that a student's notebook cannot redefine them, shadow a builtin they rely on, or read them from
+`release/`. Every check raises AssertionError with a message naming the board it failed on.
+
+Two ideas keep marks fair:
+
+* `isolate` makes a mistake cost marks in its own task only: while one function is tested, the notebook's
+  other functions are swapped for reference versions until the test cell ends (the student's code looks names
+  up in the notebook's globals at call time, so it picks the references up).
+* The student's `score` is memoized while tested, so a slow but correct search is run at most once per
+  position; only the perfect game searches the whole tree from the empty board.
+"""
+import contextlib
+import io
+import operator
+import re
+
+from coursetools import oracle
+
+FUNCTIONS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
+_MISSING = object()
+
+
+# --- reference versions, used while another function is under test -------------------------------------
+
+def reference_print_state(state):
+    for row in state:
+        print('|'.join(row))
+
+
+def reference_score(state, player):
+    moves = oracle.optimal_moves(state, player)
+    return oracle.value(state, player), (moves[0] if moves else None)
+
+
+REFERENCE = {
+    'print_state': reference_print_state,
+    'score_end': oracle.outcome,
+    'play': oracle.place,
+    'moves': oracle.empty_cells,
+    'score': reference_score,
+}
+
+
+# --- isolation --------------------------------------------------------------------------------------------
+
+_score_caches = {}
+
+
+def memoized(function, mode):
+    """`function` with its results remembered per argument tuple (arguments that cannot be hashed pass through).
+
+    One cache per (function, mode): results computed with reference helpers ('isolated') are never reused
+    when the student's own helpers are in play ('own').
+    """
+    cache = _score_caches.setdefault((function, mode), {})
+
+    def remembering(*args, **kwargs):
+        try:
+            key = (args, tuple(sorted(kwargs.items())))
+            hash(key)
+        except TypeError:
+            return function(*args, **kwargs)
+        if key not in cache:
+            cache[key] = function(*args, **kwargs)
+        return cache[key]
+
+    remembering.__wrapped__ = function
+    remembering.__name__ = getattr(function, '__name__', 'score')
+    return remembering
+
+
+def _clear_student_cache(function):
+    clear = getattr(function, 'cache_clear', None)
+    if callable(clear):
+        clear()
+
+
+def isolate(namespace, testing):
+    """Prepare the notebook's globals for testing one function, until the current cell finishes.
+
+    For tasks 1-5 the other functions become reference versions; for the perfect game (the integration task)
+    everything stays the student's own. The student's `score` is memoized in both cases. Returns a function
+    that undoes the change; inside IPython it also runs by itself when the cell ends, even if the cell fails.
+    """
+    saved = {name: namespace.get(name, _MISSING) for name in FUNCTIONS}
+    own_score = saved['score']
+    if testing != 'perfect_game':
+        for name, function in REFERENCE.items():
+            if name != testing:
+                namespace[name] = function
+    if testing in ('score', 'perfect_game') and callable(own_score):
+        _clear_student_cache(own_score)
+        namespace['score'] = memoized(own_score, 'own' if testing == 'perfect_game' else 'isolated')
+
+    def restore(*_):
+        for name, value in saved.items():
+            if value is _MISSING:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+        if callable(own_score):
+            _clear_student_cache(own_score)
+
+    _run_when_cell_ends(restore)
+    return restore
+
+
+def _run_when_cell_ends(action):
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def once(*args):
+        shell.events.unregister('post_run_cell', once)
+        action()
+
+    shell.events.register('post_run_cell', once)
+
+
+# --- messages ---------------------------------------------------------------------------------------------
+
+def picture(board):
+    """The board drawn as in print_state, indented, followed by its Python literal."""
+    try:
+        rows = ['    ' + '|'.join(row) for row in board]
+    except TypeError:
+        rows = []
+    return '\n'.join(rows + ['    ' + repr(board)])
+
+
+def _function(function, name):
+    if not callable(function):
+        raise AssertionError(
+            f'`{name}` is not a function any more (it is a {type(function).__name__}). '
+            f'Did a line like `{name} = {name}(...)` replace it? Rename that variable and re-run the notebook.')
+    return function
+
+
+def _call(function, name, *args):
+    _function(function, name)
+    try:
+        return function(*args)
+    except Exception as error:
+        arguments = ', '.join(repr(a) for a in args)
+        raise AssertionError(
+            f'{name}({arguments}) raised {type(error).__name__}: {error}\nThe board was:\n{picture(args[0])}'
+        ) from error
+
+
+def _shown(value):
+    return repr(value)
+
+
+# --- positions used by the checks -------------------------------------------------------------------------
+
+def unfinished_sample():
+    """Unfinished reachable positions for `score`, chosen so all of them together cost about a quarter of one
+    full search from the empty board: every position with 5+ marks, every 4th with 4, every 12th with 3, and
+    three openings with 2 marks."""
+    by_marks = {}
+    for board in oracle.reachable_positions():
+        if oracle.outcome(board) is None:
+            by_marks.setdefault(9 - len(oracle.empty_cells(board)), []).append(board)
+    step = {2: 24, 3: 12, 4: 4}
+    sample = []
+    for marks, boards in sorted(by_marks.items()):
+        if marks >= 5:
+            sample.extend(boards)
+        elif marks in step:
+            sample.extend(boards[::step[marks]])
+    return sample
+
+
+def finished_positions():
+    return [board for board in oracle.reachable_positions() if oracle.outcome(board) is not None]
+
+
+# --- task 1: print_state ----------------------------------------------------------------------------------
+
+def printed_lines(print_state, board):
+    """What print_state prints for `board`, without blank lines and trailing spaces."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        _call(print_state, 'print_state', board)
+    return [line.rstrip() for line in buffer.getvalue().splitlines() if line.strip()]
+
+
+def print_state_format(print_state):
+    boards = list(oracle.reachable_positions()[::40]) + [
+        (('x', 'x', 'x'), ('x', 'x', 'x'), ('x', 'x', 'x')),
+        (('o', 'o', 'o'), ('o', 'o', 'o'), ('o', 'o', 'o')),
+    ]
+    for board in boards:
+        expected = ['|'.join(row).rstrip() for row in board]
+        got = printed_lines(print_state, board)
+        assert got == expected, (
+            f'print_state printed\n' + '\n'.join('    ' + line for line in got) +
+            f'\nbut should print three rows like this:\n{picture(board)}')
+
+
+# --- task 2: score_end ------------------------------------------------------------------------------------
+
+def _line_kinds(board):
+    lines = oracle.winning_lines(board)
+    if any(line in oracle.ROWS or line in oracle.COLUMNS for line in lines):
+        return 'rows and columns'
+    if lines:
+        return 'diagonals'
+    return 'no line'
+
+
+def _check_score_end(score_end, boards):
+    for board in boards:
+        expected = oracle.outcome(board)
+        got = _call(score_end, 'score_end', board)
+        correct = got is None if expected is None else (
+            got is not None and not isinstance(got, str) and got == expected)
+        assert correct, f'score_end returned {_shown(got)} but should return {_shown(expected)} for\n{picture(board)}'
+
+
+def score_end_rows_and_columns(score_end):
+    _check_score_end(score_end, [b for b in oracle.reachable_positions() if _line_kinds(b) == 'rows and columns'])
+
+
+def score_end_diagonals(score_end):
+    _check_score_end(score_end, [b for b in oracle.reachable_positions() if _line_kinds(b) == 'diagonals'])
+
+
+def score_end_draws_and_unfinished(score_end):
+    _check_score_end(score_end, [b for b in oracle.reachable_positions() if _line_kinds(b) == 'no line'])
+
+
+# --- task 3: play -----------------------------------------------------------------------------------------
+
+def _as_board(result):
+    try:
+        return tuple(tuple(row) for row in result)
+    except TypeError:
+        return result
+
+
+def play_move(play):
+    for board in oracle.reachable_positions()[::7]:
+        for row, col in oracle.empty_cells(board):
+            for mark in 'xo':
+                before = board
+                got = _as_board(_call(play, 'play', board, row, col, mark))
+                expected = oracle.place(board, row, col, mark)
+                assert board == before, 'play changed the board it was given'
+                assert got == expected, (
+                    f'play(board, {row}, {col}, {mark!r}) returned\n{picture(got)}\nbut should return\n'
+                    f'{picture(expected)}\nfor the board\n{picture(board)}')
+    # Two moves from the same board must not leak into each other.
+    board = (('x', ' ', ' '), (' ', 'o', ' '), (' ', ' ', ' '))
+    first = _as_board(_call(play, 'play', board, 0, 1, 'x'))
+    second = _as_board(_call(play, 'play', board, 2, 2, 'x'))
+    assert first == oracle.place(board, 0, 1, 'x') and second == oracle.place(board, 2, 2, 'x'), (
+        'play must start from the board it is given each time: playing (0, 1) and then (2, 2) on the same '
+        f'board gave\n{picture(first)}\nand\n{picture(second)}\nstarting from\n{picture(board)}')
+
+
+def play_types(play):
+    for board in oracle.reachable_positions()[::97]:
+        for row, col in oracle.empty_cells(board)[:2]:
+            got = _call(play, 'play', board, row, col, 'x')
+            where = f'play(board, {row}, {col}, \'x\') on\n{picture(board)}\n'
+            assert type(got) is tuple, f'{where}returned a {type(got).__name__}; it must return a tuple of tuples'
+            assert len(got) == 3, f'{where}returned {len(got)} rows; a board has 3'
+            for row_value in got:
+                assert type(row_value) is tuple, (
+                    f'{where}returned a row that is a {type(row_value).__name__}; each row must be a tuple')
+                assert len(row_value) == 3, f'{where}returned a row with {len(row_value)} cells; rows have 3'
+                for cell in row_value:
+                    assert isinstance(cell, str) and len(cell) == 1, (
+                        f'{where}returned a cell {cell!r}; cells are one-character strings')
+
+
+# --- task 4: moves ----------------------------------------------------------------------------------------
+
+def _as_move(move):
+    if not isinstance(move, tuple) or len(move) != 2:
+        return None
+    try:
+        return operator.index(move[0]), operator.index(move[1])
+    except TypeError:
+        return None
+
+
+def moves_empty_cells(moves):
+    extra = [
+        (('x', 'o', 'x'), ('x', 'o', 'o'), ('o', 'x', 'x')),
+        (('x', ' ', 'x'), ('o', 'o', 'o'), (' ', 'x', ' ')),
+    ]
+    for board in list(oracle.reachable_positions()) + extra:
+        got = _call(moves, 'moves', board)
+        expected = oracle.empty_cells(board)
+        assert isinstance(got, list), f'moves returned a {type(got).__name__}; it must return a list, for\n{picture(board)}'
+        as_pairs = [_as_move(move) for move in got]
+        assert None not in as_pairs, (
+            f'moves returned {got!r}; every move must be a (row, col) tuple of two integers, for\n{picture(board)}')
+        assert sorted(as_pairs) == sorted(expected), (
+            f'moves returned {sorted(as_pairs)} but the empty cells are {expected} (any order is fine) for\n'
+            f'{picture(board)}')
+
+
+# --- task 5: score ----------------------------------------------------------------------------------------
+
+def _unpack_score(got, board, player):
+    where = f'score(board, {player!r}) for\n{picture(board)}\n'
+    assert isinstance(got, tuple) and len(got) == 2, f'{where}returned {got!r}; it must return (value, move)'
+    return got
+
+
+def score_finished(score):
+    for board in finished_positions():
+        for player in 'xo':
+            value, move = _unpack_score(_call(score, 'score', board, player), board, player)
+            expected = oracle.outcome(board)
+            assert move is None and not isinstance(value, str) and value == expected, (
+                f'The game is over on this board, so score(board, {player!r}) should return ({expected}, None), '
+                f'not ({value!r}, {move!r}):\n{picture(board)}')
+
+
+def score_values(score):
+    for board in unfinished_sample():
+        player = oracle.to_move(board)
+        value, _ = _unpack_score(_call(score, 'score', board, player), board, player)
+        expected = oracle.value(board, player)
+        assert not isinstance(value, str) and value == expected, (
+            f'score(board, {player!r}) gave the value {value!r}, but with best play by both sides the value is '
+            f'{expected} (from x\'s point of view) for\n{picture(board)}')
+
+
+def score_moves(score):
+    for board in unfinished_sample():
+        player = oracle.to_move(board)
+        _, move = _unpack_score(_call(score, 'score', board, player), board, player)
+        cell = _as_move(move)
+        where = f'score(board, {player!r}) chose the move {move!r} for\n{picture(board)}\n'
+        assert cell is not None, f'{where}but a move must be a (row, col) tuple of two integers'
+        assert cell in oracle.empty_cells(board), f'{where}but that is not an empty cell'
+        best = oracle.optimal_moves(board, player)
+        after = oracle.value(oracle.place(board, *cell, player), oracle.other(player))
+        assert cell in best, (
+            f'{where}which lets the game end at {after} (from x\'s point of view); the best moves for {player} '
+            f'are {best}, ending at {oracle.value(board, player)}')
+
+
+# --- task 6: perfect_game ---------------------------------------------------------------------------------
+
+_ROW = re.compile(r'[xo ]\|[xo ]\|[xo ]')
+
+
+def read_game(text):
+    """The boards printed in `text` (three consecutive board rows each) and the other non-blank lines."""
+    boards, others, rows = [], [], []
+    for line in text.splitlines():
+        normal = line.rstrip().ljust(5)
+        if _ROW.fullmatch(normal):
+            rows.append(tuple(normal[0::2]))
+            if len(rows) == 3:
+                boards.append(tuple(rows))
+                rows = []
+        else:
+            if rows:
+                others.extend('|'.join(row) for row in rows)
+                rows = []
+            if line.strip():
+                others.append(line.strip())
+    others.extend('|'.join(row) for row in rows)
+    return boards, others
+
+
+def perfect_game_boards(text):
+    boards, _ = read_game(text or '')
+    assert boards, ('perfect_game printed no boards. Print every position with print_state, from the empty '
+                    'board to the last one.')
+    assert boards[0] == oracle.EMPTY_BOARD, f'The first board printed should be the empty board, not\n{picture(boards[0])}'
+    game = [boards[0]] + [b for previous, b in zip(boards, boards[1:]) if b != previous]
+    player = 'x'
+    for before, after in zip(game, game[1:]):
+        assert oracle.outcome(before) is None, f'A board was printed after the game had already ended:\n{picture(after)}'
+        changed = [(r, c) for r in range(3) for c in range(3) if before[r][c] != after[r][c]]
+        assert len(changed) == 1 and before[changed[0][0]][changed[0][1]] == ' ', (
+            f'Each board should add one mark to the one before; this step does not:\n{picture(before)}\nthen\n'
+            f'{picture(after)}')
+        row, col = changed[0]
+        assert after[row][col] == player, (
+            f'It was {player}\'s turn (x starts, then they alternate), but {after[row][col]} played at '
+            f'{(row, col)}:\n{picture(after)}')
+        assert (row, col) in oracle.optimal_moves(before, player), (
+            f'{player} played {(row, col)}, which is not a minimax-best move; the best moves were '
+            f'{oracle.optimal_moves(before, player)} on\n{picture(before)}')
+        player = oracle.other(player)
+    assert oracle.outcome(game[-1]) is not None, (
+        f'The last board printed is not a finished game; print every position up to the end:\n{picture(game[-1])}')
+
+
+_ANNOUNCEMENT = re.compile(r'\b(draw|drawn|tie|tied)\b', re.IGNORECASE)
+
+
+def perfect_game_result(text, result):
+    assert text is not None, 'perfect_game() did not finish: see the error in the cell above.'
+    assert result is not None and not isinstance(result, str) and result == 0, (
+        f'perfect_game() returned {result!r}; a perfect game is a draw, so it should return 0')
+    _, others = read_game(text)
+    assert any(_ANNOUNCEMENT.search(line) for line in others), (
+        'perfect_game() should announce the result in words, e.g. print("It\'s a draw!"); it printed no line '
+        'saying draw or tie.')

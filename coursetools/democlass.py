@@ -1,0 +1,62 @@
+"""Build the bundled demo class in submitted/ from the students' answers in demo_class/.
+
+Each student is one Python file, demo_class/<assignment>/<student>.py, split into sections by lines
+`# %% <grade_id>`; each section replaces the released solution cell with that grade_id, as if the student had
+typed it there. Lines before the first section (imports, say) go at the top of the first answered cell. Cells the
+student did not answer keep the released stub. Run `python -m coursetools.democlass` after changing release/
+or demo_class/; grader_tests/test_demo_class.py checks that submitted/ is in sync.
+"""
+import pathlib
+import re
+import sys
+
+import nbformat
+
+SECTION = re.compile(r'^# %% (\S+)\s*$', re.MULTILINE)
+TIMESTAMP = '2026-11-20 17:00:00.000000 UTC'
+
+
+def read_answers(path):
+    """(preamble, {grade_id: source}) from one student's answer file."""
+    text = pathlib.Path(path).read_text()
+    parts = SECTION.split(text)
+    preamble = '\n'.join(line for line in parts[0].splitlines() if not line.startswith('#')).strip()
+    answers = {grade_id: source.strip('\n') for grade_id, source in zip(parts[1::2], parts[2::2])}
+    return preamble, answers
+
+
+def fill(release_notebook, preamble, answers):
+    """A copy of the released notebook with the student's answers in its solution cells."""
+    nb = nbformat.from_dict(release_notebook)
+    unknown = set(answers) - {cell.metadata.get('nbgrader', {}).get('grade_id') for cell in nb.cells}
+    if unknown:
+        raise ValueError(f'answers for cells that are not in the notebook: {sorted(unknown)}')
+    for cell in nb.cells:
+        grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
+        if cell.metadata.get('nbgrader', {}).get('solution') and grade_id in answers:
+            cell.source = answers[grade_id]
+            if preamble:
+                cell.source = preamble + '\n\n\n' + cell.source
+                preamble = ''
+    return nb
+
+
+def build_class(root='.'):
+    """Write submitted/<student>/<assignment>/ for every answer file under demo_class/."""
+    root = pathlib.Path(root)
+    written = []
+    for answer_file in sorted((root / 'demo_class').glob('*/*.py')):
+        assignment, student = answer_file.parent.name, answer_file.stem
+        release = root / 'release' / assignment / f'{assignment}.ipynb'
+        nb = fill(nbformat.read(release, as_version=4), *read_answers(answer_file))
+        folder = root / 'submitted' / student / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, folder / f'{assignment}.ipynb')
+        (folder / 'timestamp.txt').write_text(TIMESTAMP + '\n')
+        written.append(folder)
+    return written
+
+
+if __name__ == '__main__':
+    for folder in build_class(sys.argv[1] if len(sys.argv) > 1 else '.'):
+        print('wrote', folder)

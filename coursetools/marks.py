@@ -1,0 +1,57 @@
+"""Read marks back out of the gradebook, per student and per task.
+
+A test cell's grade_id is `<function>-<check>`, so a task's mark is the sum over the cells whose grade_id starts
+with that function's name.
+"""
+import sys
+
+from nbgrader.api import Gradebook, MissingEntry
+
+
+def task_of(grade_id):
+    return grade_id.split('-', 1)[0]
+
+
+def marks_by_task(db_url, assignment):
+    """{student: {task: score}} for every student with a submission, plus {task: max score}."""
+    table, maxima = {}, {}
+    with Gradebook(db_url) as gradebook:
+        for notebook in gradebook.find_assignment(assignment).notebooks:
+            for cell in notebook.grade_cells:
+                maxima[task_of(cell.name)] = maxima.get(task_of(cell.name), 0) + cell.max_score
+        for student in sorted(s.id for s in gradebook.students):
+            try:
+                submission = gradebook.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            row = dict.fromkeys(maxima, 0.0)
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    row[task_of(grade.cell.name)] += grade.score
+            table[student] = row
+    return table, maxima
+
+
+def marks_by_cell(db_url, assignment, student):
+    """{grade_id: score} for one student's submission."""
+    with Gradebook(db_url) as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        return {grade.cell.name: grade.score for notebook in submission.notebooks for grade in notebook.grades}
+
+
+def format_table(table, maxima):
+    tasks = list(maxima)
+    width = max([len('student')] + [len(s) for s in table])
+    header = ['student'.ljust(width)] + [t.rjust(max(len(t), 5)) for t in tasks] + ['total'.rjust(7)]
+    lines = ['  '.join(header)]
+    lines.append('  '.join([' ' * width] + [f'/{maxima[t]:g}'.rjust(max(len(t), 5)) for t in tasks] +
+                           [f'/{sum(maxima.values()):g}'.rjust(7)]))
+    for student, row in table.items():
+        cells = [f'{row[t]:g}'.rjust(max(len(t), 5)) for t in tasks]
+        lines.append('  '.join([student.ljust(width)] + cells + [f'{sum(row.values()):g}'.rjust(7)]))
+    return '\n'.join(lines)
+
+
+if __name__ == '__main__':
+    db_url, assignment = sys.argv[1], sys.argv[2]
+    print(format_table(*marks_by_task(db_url, assignment)))

@@ -1,0 +1,80 @@
+# Task 2 mistake: returns 0 ("no winner") while the game is still going on. Expected: score_end 2 of 3.
+# Her perfect game stops after the empty board (score_end says it is over): task 6 boards 0, but it returns
+# 0 and says draw, so task 6 result 1. Total 10/12.
+# %% print_state
+def print_state(state):
+    """Print the board as three rows of ascii art, such as x|o| ."""
+    for row in state:
+        print(row[0] + '|' + row[1] + '|' + row[2])
+
+# %% score_end
+def score_end(state):
+    """Return 1 if x has a line, -1 if o has, 0 for a full board without one, None if play goes on."""
+    lines = [list(r) for r in state] + [[state[r][c] for r in range(3)] for c in range(3)]
+    lines += [[state[0][0], state[1][1], state[2][2]], [state[0][2], state[1][1], state[2][0]]]
+    for line in lines:
+        if line == ['x'] * 3:
+            return 1
+        elif line == ['o'] * 3:
+            return -1
+    return 0
+
+# %% play
+def play(state, row, col, mark):
+    """Return a new board: state with mark placed at (row, col)."""
+    board = [list(r) for r in state]
+    board[row][col] = mark
+    return tuple(tuple(r) for r in board)
+
+# %% moves
+def moves(state):
+    """Return a list of (row, col) for every empty square."""
+    result = []
+    for row in range(3):
+        for col in range(3):
+            if state[row][col] == ' ':
+                result.append((row, col))
+    return result
+
+# %% score
+def score(state, player):
+    """Minimax: return (value from x's point of view, best move for player or None when the game is over)."""
+    end = score_end(state)
+    if end is not None:
+        return end, None
+    best_value, best_move = None, None
+    for row, col in moves(state):
+        if player == 'x':
+            value, _ = score(play(state, row, col, 'x'), 'o')
+            if best_value is None or value > best_value:
+                best_value, best_move = value, (row, col)
+        else:
+            value, _ = score(play(state, row, col, 'o'), 'x')
+            if best_value is None or value < best_value:
+                best_value, best_move = value, (row, col)
+    return best_value, best_move
+
+# %% perfect_game
+def perfect_game():
+    """Play x against o from the empty board, both choosing with score; print the game; return the final value."""
+    state = EMPTY_BOARD
+    player = 'x'
+    print_state(state)
+    print()
+    while score_end(state) is None:
+        value, (row, col) = score(state, player)
+        state = play(state, row, col, player)
+        print_state(state)
+        print()
+        if player == 'x':
+            player = 'o'
+        else:
+            player = 'x'
+    result = score_end(state)
+    if result == 1:
+        print('x wins')
+    elif result == -1:
+        print('o wins')
+    else:
+        print('The game is a draw')
+    return result

@@ -1,0 +1,1 @@
+# Submitted the notebook without answering anything. Expected: 0/12.
