@@ -5,16 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 STAMP := $(VENV)/.installed
-ASSIGNMENTS := noughts_and_crosses
+ASSIGNMENTS := $(notdir $(wildcard source/*))
 
-.PHONY: all venv system-packages release grade test demo benchmark clean-grades
+.PHONY: all venv grade test release demo-class demo benchmark clean
 
 all: test
-
-# Debian packages the course needs: bubblewrap (grading sandbox), chromium (browser tests),
-# postgresql (PostgreSQL gradebook tests). Installed only when missing.
-system-packages:
-	@$(PYTHON) -m coursetools.system_packages 2>/dev/null || bash scripts/system-packages.sh
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is needed (found $$($(PYTHON) --version))."; exit 1; }
@@ -25,3 +20,35 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+## make grade: release, autograde the class in submitted/, feedback, grades.csv and a per-task table.
+grade: venv
+	bash scripts/system-packages.sh grade
+	$(BIN)/python -m coursetools.grade
+
+## make test: the whole test suite (installs what it needs, browsers and databases included).
+test: venv
+	bash scripts/system-packages.sh test
+	$(BIN)/python -m pytest grader_tests
+
+## make release: copy the widget beside each notebook and regenerate release/ from source/ (with a scratch
+## gradebook, so that a class already graded does not block it).
+release: venv
+	db=$$(mktemp -d); for a in $(ASSIGNMENTS); do cp coursetools/widget.py source/$$a/minimax_widget.py; \
+	  $(BIN)/python -m nbgrader generate_assignment $$a --force --db=sqlite:///$$db/release.db || exit 1; done; \
+	rm -rf $$db
+
+## make demo-class: rebuild submitted/ from the demo students' answers in demo_class/.
+demo-class: venv
+	$(BIN)/python -m coursetools.democlass
+
+## make demo: open the workbook with its widget in JupyterLab, for a live class.
+demo: venv
+	$(BIN)/python -m jupyter lab --ServerApp.root_dir=source/noughts_and_crosses noughts_and_crosses.ipynb
+
+benchmark: venv
+	$(BIN)/python benchmarks/notebook_benchmark.py
+	$(BIN)/python benchmarks/widget_benchmark.py
+
+clean:
+	rm -rf autograded feedback gradebook.db grades.csv reports

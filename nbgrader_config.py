@@ -4,7 +4,7 @@ import os
 from coursetools.autograde import SaveAutoGradesIgnoringStderr
 from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import Execute
+from coursetools.execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
@@ -17,13 +17,19 @@ c.CourseDirectory.ignore = ['.ipynb_checkpoints', '*.pyc', '__pycache__', 'feedb
 # Deleted test cells are put back, so a missing test costs nothing more than that test's marks.
 c.OverwriteCells.add_missing_cells = True
 
+# Every notebook runs in a bubblewrap sandbox (docs/sandbox.md). To grade without it, on a machine where it
+# cannot start, set c.SandboxedExecute.sandbox = False or COURSE_GRADE_UNSANDBOXED=1 (documented in README).
+c.SandboxedExecute.sandbox = True
 # A correct `score` that is 10x slower than the reference must fit in one cell: the tests need at most one
-# full search from the empty board (in the perfect game). Measured in docs/measurements.md.
-c.Execute.timeout = 180
+# full search from the empty board (in the perfect game), 1.8 s for a plain minimax here.
+c.SandboxedExecute.timeout = 180
+c.SandboxedExecute.memory_limit = 2 * 1024 ** 3      # bytes of address space per kernel
+c.SandboxedExecute.cpu_time_limit = 900              # CPU seconds per kernel
+c.SandboxedExecute.max_output_bytes = 1024 ** 2      # output kept per notebook; a print flood is cut
 
-# Autograde as nbgrader does, except that output on stderr (a student's warnings.warn, logging) is not a failure.
+# Autograde as nbgrader does, except in a sandbox and that output on stderr (a student's warnings.warn, logging) is not a failure.
 c.Autograde.autograde_preprocessors = [
-    Execute,
+    SandboxedExecute,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

@@ -2,12 +2,13 @@
 
 Each student is one Python file, demo_class/<assignment>/<student>.py, split into sections by lines
 `# %% <grade_id>`; each section replaces the released solution cell with that grade_id, as if the student had
-typed it there. Lines before the first section (imports, say) go at the top of the first answered cell. Cells the
+typed it there. The release's other files (the widget module) are submitted alongside, as students do. Lines before the first section (imports, say) go at the top of the first answered cell. Cells the
 student did not answer keep the released stub. Run `python -m coursetools.democlass` after changing release/
 or demo_class/; grader_tests/test_demo_class.py checks that submitted/ is in sync.
 """
 import pathlib
 import re
+import shutil
 import sys
 
 import nbformat
@@ -52,6 +53,9 @@ def build_class(root='.'):
         folder = root / 'submitted' / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, folder / f'{assignment}.ipynb')
+        for extra in release.parent.iterdir():  # students download the whole release folder
+            if extra.is_file() and extra.suffix != '.ipynb':
+                shutil.copy(extra, folder / extra.name)
         (folder / 'timestamp.txt').write_text(TIMESTAMP + '\n')
         written.append(folder)
     return written

@@ -1,0 +1,392 @@
+"""Bubblewrap (``bwrap``) sandbox for grading kernels.
+
+This module only knows how to *build* the command line that starts a process
+inside the sandbox and how to *probe* whether the sandbox works on this
+machine.  The notebook execution engine that uses it is
+:mod:`coursetools.execute` (``SandboxedExecute``).  See ``docs/sandbox.md``.
+
+Layout seen by a sandboxed kernel::
+
+    /usr, /bin, /lib*, /sbin          read-only (symlinks kept as symlinks)
+    /etc/{passwd,group,hosts,...}     read-only, a minimal subset
+    <sys.base_prefix>                 read-only (the Python installation)
+    <sys.prefix>                      read-only (the course venv, and only it)
+    <coursetools package dir>         read-only (hidden tests import it)
+    /home/student                     private tmpfs, HOME
+    /home/student/<submission>        writable *copy* of the submission folder, cwd
+    /tmp                              private tmpfs
+    <connection dir>                  per-kernel dir with the connection file and
+                                      the ZeroMQ ipc sockets (read-write)
+    /proc                             fresh procfs of a private PID namespace
+    /dev                              minimal devtmpfs (null, zero, urandom, ...)
+
+Namespaces: mount, PID, network (no interfaces except a downed loopback), IPC,
+UTS, cgroup; ``--die-with-parent`` and ``--new-session``; the environment is
+cleared.  When the grader runs as root, a tiny launcher inside the sandbox
+drops to a throw-away uid/gid (no capabilities, ``no_new_privs`` is set by
+bwrap) before starting the kernel; otherwise bwrap's unprivileged user
+namespace is used.  Resource limits (rlimits) are applied by that launcher.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Sequence
+
+__all__ = [
+    "SandboxUnavailable",
+    "Limits",
+    "SandboxLayout",
+    "probe",
+    "require_sandbox",
+    "find_bwrap",
+    "build_command",
+    "launcher_command",
+    "copy_submission",
+    "pick_sandbox_uid",
+    "course_package_dir",
+]
+
+#: environment variable that disables the sandbox (documented opt-out)
+UNSANDBOXED_ENV = "COURSE_GRADE_UNSANDBOXED"
+
+#: where the private copy of the submission is mounted inside the sandbox
+SANDBOX_HOME = "/home/student"
+
+#: /etc files a Python kernel may reasonably need (missing ones are skipped)
+ETC_FILES = (
+    "passwd", "group", "hosts", "host.conf", "nsswitch.conf", "localtime", "timezone",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+    "fonts", "mime.types", "matplotlibrc", "os-release", "debian_version",
+)
+
+#: top-level system directories, bound read-only (or re-created as the same symlink)
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The grading sandbox cannot start on this machine; the message says why and what to do."""
+
+
+@dataclass
+class Limits:
+    """Per-kernel resource limits (``None`` = unlimited).  Applied as rlimits by the launcher."""
+
+    memory_bytes: Optional[int] = 2 * 1024**3      # RLIMIT_AS
+    cpu_seconds: Optional[int] = 900               # RLIMIT_CPU (soft; SIGKILL 5 s later)
+    max_processes: Optional[int] = 64              # RLIMIT_NPROC (only exact with a private uid)
+    file_size_bytes: Optional[int] = 50 * 1024**2  # RLIMIT_FSIZE
+    open_files: Optional[int] = 1024               # RLIMIT_NOFILE
+
+    def rlimits(self, nproc_offset: int = 0) -> dict:
+        """Mapping ``resource.RLIMIT_* name -> (soft, hard)`` for the launcher."""
+        out: dict = {"RLIMIT_CORE": (0, 0)}
+        if self.memory_bytes:
+            out["RLIMIT_AS"] = (int(self.memory_bytes), int(self.memory_bytes))
+        if self.cpu_seconds:
+            out["RLIMIT_CPU"] = (int(self.cpu_seconds), int(self.cpu_seconds) + 5)
+        if self.max_processes:
+            n = int(self.max_processes) + int(nproc_offset)
+            out["RLIMIT_NPROC"] = (n, n)
+        if self.file_size_bytes:
+            out["RLIMIT_FSIZE"] = (int(self.file_size_bytes), int(self.file_size_bytes))
+        if self.open_files:
+            out["RLIMIT_NOFILE"] = (int(self.open_files), int(self.open_files))
+        return out
+
+
+# The launcher runs *inside* the sandbox (python -I -S -c LAUNCHER cfg -- cmd...):
+# it applies the rlimits, drops root to a throw-away uid and then execs the kernel.
+LAUNCHER = r"""
+import json, os, resource, sys
+cfg = json.loads(sys.argv[1]); cmd = sys.argv[3:]
+for name, (soft, hard) in cfg["rlimits"].items():
+    resource.setrlimit(getattr(resource, name), (soft, hard))
+uid = cfg.get("uid")
+if uid is not None and os.getuid() == 0:
+    os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        sys.exit("sandbox launcher: could not drop privileges")
+    with open("/proc/self/status") as f:
+        caps = {l.split(":")[0]: int(l.split()[1], 16) for l in f if l.startswith("Cap")}
+    if caps.get("CapEff") or caps.get("CapPrm") or caps.get("CapAmb"):
+        sys.exit("sandbox launcher: capabilities left after dropping root")
+for d in cfg.get("mkdirs", []):
+    os.makedirs(d, exist_ok=True)
+os.execv(cmd[0], cmd)
+"""
+
+
+def launcher_command(cmd: Sequence[str], rlimits: Mapping, uid: Optional[int] = None,
+                     mkdirs: Iterable[str] = (), python: Optional[str] = None) -> list[str]:
+    """``python -I -S -c LAUNCHER <json> -- cmd...`` (usable with or without bwrap)."""
+    cfg = {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid, "mkdirs": list(mkdirs)}
+    return [python or sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg), "--", *cmd]
+
+
+def find_bwrap() -> Optional[str]:
+    """The bwrap binary: ``$COURSE_BWRAP`` if set (an explicit path), else from PATH."""
+    explicit = os.environ.get("COURSE_BWRAP")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    return shutil.which("bwrap") or next(
+        (p for p in ("/usr/bin/bwrap", "/usr/local/bin/bwrap") if os.access(p, os.X_OK)), None)
+
+
+def course_package_dir() -> str:
+    """Directory of the installed ``coursetools`` package (ro-bound into the sandbox)."""
+    import coursetools
+    return str(Path(coursetools.__file__).resolve().parent)
+
+
+def pick_sandbox_uid() -> Optional[int]:
+    """A throw-away uid for the kernel when we are root (so RLIMIT_NPROC counts only its
+    own processes and it owns nothing on the host); ``None`` when not root."""
+    if os.geteuid() != 0:
+        return None
+    return 200_000 + secrets.randbelow(1_000_000)
+
+
+@dataclass
+class SandboxLayout:
+    """What to mount where.  ``workdir`` is the host path of the private copy."""
+
+    workdir: str
+    conn_dir: str
+    sandbox_workdir: Optional[str] = None          # default: /home/student/<basename>
+    extra_ro_binds: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def inner_workdir(self) -> str:
+        return self.sandbox_workdir or f"{SANDBOX_HOME}/{Path(self.workdir).name or 'submission'}"
+
+
+def _python_paths() -> list[str]:
+    paths = []
+    for p in (sys.base_prefix, sys.prefix, os.path.realpath(sys.base_prefix),
+              os.path.realpath(sys.prefix)):
+        if p and p not in paths and os.path.isdir(p):
+            paths.append(p)
+    return paths
+
+
+def _system_args() -> list[str]:
+    args: list[str] = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+    args += ["--perms", "0755", "--dir", "/etc", "--perms", "0755", "--dir", "/home"]
+    for name in ETC_FILES:
+        p = f"/etc/{name}"
+        if os.path.lexists(p):
+            args += ["--ro-bind-try", p, p]
+    return args
+
+
+def base_env(home: str = SANDBOX_HOME) -> dict[str, str]:
+    venv_bin = os.path.join(sys.prefix, "bin")
+    env = {
+        "HOME": home,
+        "USER": "student",
+        "LOGNAME": "student",
+        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "TMPDIR": "/tmp",
+        "PYTHONNOUSERSITE": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        # glibc reserves a 64 MB malloc arena per thread, which counts against RLIMIT_AS
+        "MALLOC_ARENA_MAX": "2",
+    }
+    if os.environ.get("NBGRADER_EXECUTION"):
+        env["NBGRADER_EXECUTION"] = os.environ["NBGRADER_EXECUTION"]
+    return env
+
+
+def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Limits] = None,
+                  uid: Optional[int] = None, bwrap: Optional[str] = None) -> list[str]:
+    """The full argv: ``bwrap <isolation> -- python -I -S -c LAUNCHER ... -- cmd``."""
+    bwrap = bwrap or find_bwrap()
+    if not bwrap:
+        raise SandboxUnavailable(_bwrap_missing_msg())
+    limits = limits or Limits()
+    inner = layout.inner_workdir()
+    args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--hostname", "grading-sandbox", "--clearenv"]
+    if uid is None:
+        args += ["--unshare-user"]
+    args += _system_args()
+    ro = _python_paths() + [course_package_dir(), *layout.extra_ro_binds]
+    seen: set = set()
+    made: set = {"/"}
+    for p in ro:
+        if p in seen:
+            continue
+        seen.add(p)
+        # bwrap would create missing parents of a mount point as 0700 root-owned dirs,
+        # which a dropped-privilege kernel could not traverse: create them 0755 first.
+        for parent in reversed(Path(p).parents):
+            sp = str(parent)
+            if sp not in made and not any(sp == d or sp.startswith(d + "/") for d in SYSTEM_DIRS):
+                made.add(sp)
+                args += ["--perms", "0755", "--dir", sp]
+        args += ["--ro-bind", p, p]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--tmpfs", "/tmp",
+             "--perms", "0777", "--tmpfs", SANDBOX_HOME,
+             "--bind", layout.workdir, inner,
+             *_parent_dirs(layout.conn_dir, made),
+             "--bind", layout.conn_dir, layout.conn_dir,
+             "--chdir", inner]
+    env = base_env()
+    env.update(layout.env)
+    for k, v in env.items():
+        args += ["--setenv", k, v]
+    # Without a private uid, RLIMIT_NPROC counts every process of our uid on the host:
+    # allow for the ones that already exist.
+    offset = 0 if uid is not None else _count_own_processes()
+    launcher = launcher_command(cmd, limits.rlimits(nproc_offset=offset), uid=uid,
+                                mkdirs=[env["HOME"] + "/.cache"])
+    return args + ["--", *launcher]
+
+
+def _parent_dirs(path: str, made: set) -> list[str]:
+    out: list[str] = []
+    for parent in reversed(Path(path).parents):
+        sp = str(parent)
+        if sp not in made and sp != "/tmp":
+            made.add(sp)
+            out += ["--perms", "0755", "--dir", sp]
+    return out
+
+
+def _count_own_processes() -> int:
+    me, n = os.getuid(), 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.stat(f"/proc/{d}").st_uid == me:
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+def copy_submission(src: str, dest: str, uid: Optional[int] = None) -> str:
+    """Copy the submission folder to ``dest`` (symlinks kept as links, special files
+    skipped, so nothing outside ``src`` is ever read) and hand it to ``uid``."""
+
+    def ignore(dirpath, names):
+        skip = []
+        for n in names:
+            try:
+                m = os.lstat(os.path.join(dirpath, n)).st_mode
+            except OSError:
+                skip.append(n)
+                continue
+            if not (stat.S_ISREG(m) or stat.S_ISDIR(m) or stat.S_ISLNK(m)):
+                skip.append(n)
+        return skip
+
+    shutil.copytree(src, dest, symlinks=True, ignore=ignore)
+    if uid is not None:
+        chown_tree(dest, uid)
+    return dest
+
+
+def chown_tree(path: str, uid: int) -> None:
+    os.lchown(path, uid, uid)
+    for root, dirs, files in os.walk(path):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), uid, uid)
+
+
+def _bwrap_missing_msg() -> str:
+    return ("bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: "
+            "`sudo apt-get install bubblewrap`, or `make system-packages`), or opt out of the "
+            f"grading sandbox with {UNSANDBOXED_ENV}=1 / c.SandboxedExecute.sandbox = False "
+            "(only for trusted code: see docs/sandbox.md).")
+
+
+_PROBE_CACHE: dict = {}
+
+
+def probe(refresh: bool = False) -> Optional[str]:
+    """Try to start a trivial sandboxed Python with the real isolation flags.
+
+    Returns ``None`` if the sandbox works, otherwise a human-readable reason.
+    """
+    key = (os.geteuid(), sys.prefix, find_bwrap())
+    if not refresh and key in _PROBE_CACHE:
+        return _PROBE_CACHE[key]
+    _PROBE_CACHE[key] = reason = _probe()
+    return reason
+
+
+def _probe() -> Optional[str]:
+    if not sys.platform.startswith("linux"):
+        return f"the bubblewrap sandbox needs Linux (this is {sys.platform})"
+    bwrap = find_bwrap()
+    if not bwrap:
+        return _bwrap_missing_msg()
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="nbsbx-probe-") as tmp:
+        work = os.path.join(tmp, "work")
+        conn = os.path.join(tmp, "conn")
+        os.mkdir(work)
+        os.mkdir(conn)
+        uid = pick_sandbox_uid()
+        if uid is not None:
+            chown_tree(work, uid)
+            chown_tree(conn, uid)
+        code = ("import os, socket, coursetools; "
+                "open('probe.txt', 'w').write('ok'); "
+                "print(os.getuid(), len(os.listdir('/proc')) < 10)")
+        cmd = build_command([sys.executable, "-c", code], SandboxLayout(work, conn),
+                            Limits(max_processes=None), uid=uid, bwrap=bwrap)
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"could not run bwrap: {e}"
+        if res.returncode != 0:
+            err = (res.stderr or res.stdout).strip()[-600:]
+            hint = ""
+            if "namespace" in err.lower() or "operation not permitted" in err.lower():
+                hint = (" (user namespaces look disabled: try `sysctl -w "
+                        "kernel.unprivileged_userns_clone=1` or "
+                        "`kernel.apparmor_restrict_unprivileged_userns=0`, or run the grader "
+                        "somewhere they are allowed)")
+            return (f"bwrap could not start a sandboxed Python (exit {res.returncode}): {err}{hint}. "
+                    f"Fix this, or opt out with {UNSANDBOXED_ENV}=1 (see docs/sandbox.md).")
+        if not os.path.exists(os.path.join(work, "probe.txt")):
+            return "the sandboxed process could not write to its working directory"
+    return None
+
+
+def require_sandbox() -> None:
+    """Raise :class:`SandboxUnavailable` with the probe's reason if the sandbox cannot start."""
+    reason = probe()
+    if reason:
+        raise SandboxUnavailable(f"The grading sandbox cannot start: {reason}")
+
+
+def unsandboxed_requested() -> bool:
+    return os.environ.get(UNSANDBOXED_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+if __name__ == "__main__":  # python -m coursetools.sandbox  -> report whether it works
+    r = probe()
+    print("sandbox OK" if r is None else f"sandbox unavailable: {r}")
+    sys.exit(0 if r is None else 1)

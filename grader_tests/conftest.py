@@ -1,0 +1,65 @@
+"""Shared fixtures: the course folder, copies of it to grade in, and the reference functions."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+COURSE_FILES = ('source', 'release', 'submitted', 'nbgrader_config.py')
+
+
+def copy_course(destination, students=None):
+    """A copy of the course (source, release, submitted, config) without any grading outputs."""
+    destination = pathlib.Path(destination)
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in COURSE_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            ignore = shutil.ignore_patterns('__pycache__', '.ipynb_checkpoints')
+            if name == 'submitted' and students is not None:
+                for student in students:
+                    shutil.copytree(source / student, destination / name / student, ignore=ignore)
+            else:
+                shutil.copytree(source, destination / name, ignore=ignore)
+        else:
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def run_grade(course, *args):
+    """`python -m coursetools.grade` on a course copy, as `make grade` runs it; returns the completed process."""
+    env = dict(os.environ, COURSE_ROOT=str(course))
+    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
+    return subprocess.run([sys.executable, '-m', 'coursetools.grade', *args], cwd=course, env=env,
+                          capture_output=True, text=True)
+
+
+def solution_functions(assignment='noughts_and_crosses'):
+    """The reference solutions: the source notebook's read-only and solution cells, run in a fresh namespace."""
+    nb = nbformat.read(ROOT / 'source' / assignment / f'{assignment}.ipynb', as_version=4)
+    namespace = {'__name__': '__reference__'}
+    for cell in nb.cells:
+        meta = cell.metadata.get('nbgrader', {})
+        if cell.cell_type == 'code' and not meta.get('grade') and (meta.get('solution') or meta.get('locked')):
+            if 'import' in cell.source and 'minimax_widget' in cell.source:
+                continue
+            exec(compile(cell.source, f'<{meta.get("grade_id")}>', 'exec'), namespace)
+    return namespace
+
+
+@pytest.fixture(scope='session')
+def reference():
+    return solution_functions()
+
+
+@pytest.fixture(scope='session')
+def graded_class(tmp_path_factory):
+    """The whole demo class graded once by `make grade`'s code path, in a copy of the course."""
+    course = copy_course(tmp_path_factory.mktemp('course'))
+    result = run_grade(course)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return course, result

@@ -1,0 +1,103 @@
+"""The bundled demo class, graded through `make grade`'s own code path (real nbgrader), gets exactly the marks
+each student deserves. The reasons are written next to each student in demo_class/noughts_and_crosses/."""
+import csv
+import filecmp
+import json
+import shutil
+
+import nbformat
+import pytest
+
+from conftest import ROOT, copy_course, run_grade
+from coursetools import democlass, marks
+
+TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
+# student: marks for tasks 1-6 (print_state, score_end, play, moves, score, perfect_game)
+EXPECTED = {
+    'ada': (1, 3, 2, 1, 3, 2),   # correct, plain minimax
+    'ben': (1, 3, 2, 1, 3, 2),   # correct but slow (numpy boards, deep copies)
+    'cat': (0, 3, 2, 1, 3, 1),   # separator lines in print_state; so the game's boards cannot be read
+    'dan': (1, 2, 2, 1, 3, 1),   # no diagonals; isolated in task 5, but his own game goes wrong
+    'eve': (1, 2, 2, 1, 3, 1),   # 0 instead of None; her game stops at once, yet returns 0 and says draw
+    'fay': (1, 3, 1, 1, 3, 1),   # play returns lists; her own score_end then misses row wins
+    'gus': (1, 3, 1, 1, 3, 0),   # play ignores the mark
+    'hal': (1, 3, 2, 0, 3, 2),   # moves returns a set
+    'ivy': (1, 3, 2, 1, 1, 0),   # both players maximise
+    'jon': (1, 3, 2, 1, 2, 0),   # right values, wrong moves
+    'kim': (1, 3, 2, 1, 3, 1),   # game printed, result neither announced nor returned
+    'lee': (1, 3, 2, 1, 3, 1),   # o moves first
+    'max': (0, 0, 0, 0, 0, 0),   # submitted the release untouched
+    'nia': (1, 3, 2, 1, 3, 2),   # correct; warns and writes to stderr
+}
+
+
+def test_class_is_large_and_covers_every_task():
+    assert len(EXPECTED) >= 12
+    for task in range(6):
+        assert any(marks[task] < full[task] for marks in EXPECTED.values()
+                   for full in [EXPECTED['ada']] if marks != (0,) * 6), f'no demo mistake in task {task + 1}'
+
+
+def test_submitted_is_built_from_demo_class(tmp_path):
+    shutil.copytree(ROOT / 'release', tmp_path / 'release')
+    shutil.copytree(ROOT / 'demo_class', tmp_path / 'demo_class')
+    democlass.build_class(tmp_path)
+    comparison = filecmp.dircmp(tmp_path / 'submitted', ROOT / 'submitted')
+    assert sorted(comparison.common_dirs) == sorted(p.name for p in (ROOT / 'submitted').iterdir())
+    for folder in (tmp_path / 'submitted').glob('*/*'):
+        for path in folder.iterdir():
+            committed = ROOT / path.relative_to(tmp_path)
+            assert path.read_bytes() == committed.read_bytes(), f'{committed} is stale: run make demo-class'
+
+
+def test_untouched_release_is_student_max():
+    released = nbformat.read(ROOT / 'release/noughts_and_crosses/noughts_and_crosses.ipynb', as_version=4)
+    submitted = nbformat.read(ROOT / 'submitted/max/noughts_and_crosses/noughts_and_crosses.ipynb', as_version=4)
+    assert released == submitted
+
+
+def test_every_student_gets_the_marks_they_deserve(graded_class):
+    course, _ = graded_class
+    table, maxima = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
+    assert tuple(maxima) == TASKS and tuple(maxima.values()) == (1, 3, 2, 1, 3, 2)
+    got = {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()}
+    assert got == EXPECTED
+
+
+def test_one_mistake_costs_the_right_cell(graded_class):
+    course, _ = graded_class
+    db = 'sqlite:///' + str(course / 'gradebook.db')
+    assert marks.marks_by_cell(db, 'noughts_and_crosses', 'dan')['score_end-diagonals'] == 0
+    assert marks.marks_by_cell(db, 'noughts_and_crosses', 'dan')['score_end-rows-and-columns'] == 1
+    assert marks.marks_by_cell(db, 'noughts_and_crosses', 'eve')['score_end-draws-and-unfinished'] == 0
+    assert marks.marks_by_cell(db, 'noughts_and_crosses', 'fay')['play-types'] == 0
+    assert marks.marks_by_cell(db, 'noughts_and_crosses', 'jon')['score-moves'] == 0
+    assert marks.marks_by_cell(db, 'noughts_and_crosses', 'ivy')['score-finished'] == 1
+
+
+def test_warnings_and_stderr_do_not_cost_marks(graded_class):
+    course, _ = graded_class
+    nb = nbformat.read(course / 'autograded/nia/noughts_and_crosses/noughts_and_crosses.ipynb', as_version=4)
+    stderr_cells = {cell.id for cell in nb.cells if cell.cell_type == 'code' and cell.metadata.nbgrader.get('grade')
+                    and any(o.output_type == 'stream' and o.name == 'stderr' for o in cell.outputs)}
+    assert {'print_state-format', 'score_end-rows-and-columns'} <= stderr_cells  # the case really happened
+
+
+def test_outputs_of_grading(graded_class):
+    course, result = graded_class
+    assert 'ada' in result.stdout and '/12' in result.stdout
+    with open(course / 'grades.csv') as handle:
+        rows = list(csv.DictReader(handle))
+    assert {row['student_id'] for row in rows} == set(EXPECTED)
+    assert {row['student_id']: float(row['score']) for row in rows}['cat'] == 10
+    for student in EXPECTED:
+        assert (course / 'feedback' / student / 'noughts_and_crosses' / 'noughts_and_crosses.html').exists()
+
+
+def test_regrading_gives_the_same_marks(graded_class):
+    course, first = graded_class
+    before = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
+    shutil.copytree(course, course.parent / 'again')
+    again = run_grade(course.parent / 'again', 'noughts_and_crosses')
+    assert again.returncode == 0, again.stderr
+    assert marks.marks_by_task('sqlite:///' + str(course.parent / 'again' / 'gradebook.db'), 'noughts_and_crosses') == before

@@ -1,0 +1,169 @@
+"""SandboxedExecute: a kernel that dies, hangs or floods costs only its own cell.
+
+Real kernels, real bwrap; no mocks.  Notebooks are built the way a student's would be.
+"""
+import json
+import os
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from coursetools import sandbox
+from coursetools.execute import SandboxedExecute, SandboxUnavailable
+
+FIXTURES = Path(__file__).parent / "fixtures" / "execute"
+
+needs_sandbox = pytest.mark.skipif(sandbox.probe() is not None,
+                                   reason=f"sandbox unavailable: {sandbox.probe()}")
+
+
+def run(cells, tmp_path, **traits):
+    sub = tmp_path / "submission"
+    sub.mkdir(exist_ok=True)
+    nb = new_notebook(cells=[new_code_cell(c) if isinstance(c, str) else c for c in cells])
+    SandboxedExecute(**traits).preprocess(nb, {"metadata": {"path": str(sub)}})
+    return nb
+
+
+def text(cell):
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def errors(cell):
+    return [o for o in cell.outputs if o.output_type == "error"]
+
+
+@needs_sandbox
+def test_kernel_deaths_cost_one_cell(tmp_path):
+    nb = run([
+        "x = 41\nprint('start')",
+        "x += 1",
+        "import os\nos._exit(1)",
+        "print('after exit', x)",
+        "import ctypes\nctypes.string_at(0)",
+        "print('after segfault', x)",
+        "big = bytearray(3 * 1024**3)",            # over the 512 MB limit
+        "print('after memory', x)",
+        "assert x == 42\nprint('graded ok')",
+    ], tmp_path, memory_limit=512 * 1024**2)
+    c = nb.cells
+    assert text(c[0]) == "start\n" and not errors(c[0])
+    assert [e.ename for e in errors(c[2])] == ["KernelDied"]
+    assert "exit status 1" in errors(c[2])[0].evalue
+    # earlier cells are replayed silently (x += 1 ran once again, not twice: x == 42),
+    # and their stored outputs are unchanged
+    assert text(c[3]) == "after exit 42\n"
+    assert [e.ename for e in errors(c[4])] == ["KernelDied"]
+    assert text(c[5]) == "after segfault 42\n"
+    assert errors(c[6]) and errors(c[6])[0].ename in ("MemoryError", "KernelDied")
+    assert text(c[7]) == "after memory 42\n"
+    assert text(c[8]) == "graded ok\n" and not errors(c[8])
+    assert text(c[0]) == "start\n" and len(c[0].outputs) == 1
+    assert all(o.output_type == "error" for o in errors(c[2]) + errors(c[4]))
+
+
+@needs_sandbox
+def test_too_many_kernel_deaths(tmp_path):
+    nb = run(["import os\nos._exit(3)"] * 3 + ["print('never')"], tmp_path,
+             max_kernel_restarts=1)
+    assert [e.ename for e in errors(nb.cells[0])] == ["KernelDied"]
+    assert [e.ename for e in errors(nb.cells[1])] == ["KernelDied"]
+    for c in nb.cells[2:]:
+        assert "too many kernel deaths" in errors(c)[0].evalue
+    assert text(nb.cells[3]) == ""
+
+
+@needs_sandbox
+def test_timeouts_cost_one_cell(tmp_path):
+    nb = run([
+        "x = 5",
+        "while True:\n    pass",                                  # interrupt works
+        "print('after loop', x)",
+        "import time\nwhile True:\n    try:\n        time.sleep(1)\n"
+        "    except BaseException:\n        pass",                 # swallows KeyboardInterrupt
+        "print('after stubborn loop', x)",
+    ], tmp_path, timeout=3, interrupt_grace_period=2)
+    c = nb.cells
+    assert "CellTimeoutError" in [e.ename for e in errors(c[1])]
+    assert text(c[2]) == "after loop 5\n"
+    assert "CellTimeoutError" in [e.ename for e in errors(c[3])]
+    assert text(c[4]) == "after stubborn loop 5\n"
+
+
+@needs_sandbox
+def test_infinite_recursion_costs_one_cell(tmp_path):
+    # IPython needs a few seconds to format a RecursionError traceback: timeout 8 s
+    nb = run([
+        "x = 5",
+        "def f(n):\n    return f(n + 1)\nf(0)",                     # RecursionError
+        "import sys\nsys.setrecursionlimit(10**8)\ndef g(n):\n    return g(n + 1)\ng(0)",
+        "print('after recursion', x)",
+    ], tmp_path, timeout=8, interrupt_grace_period=1)
+    c = nb.cells
+    assert [e.ename for e in errors(c[1])] == ["RecursionError"]
+    # unbounded recursion: MemoryError, a crash (KernelDied) or a hang (CellTimeoutError)
+    assert errors(c[2])
+    assert text(c[3]) == "after recursion 5\n"
+
+
+@needs_sandbox
+def test_output_flood_is_cut(tmp_path):
+    nb = run([
+        "print('hello')",
+        "print('x' * 30_000_000)",
+        "for i in range(200_000):\n    print('y' * 99)",
+        "print('z' * 10)\nassert False, 'graded failure is still recorded'",
+    ], tmp_path)
+    assert text(nb.cells[0]) == "hello\n"
+    assert "[output truncated by the grader after 1 MB]" in text(nb.cells[1])
+    assert len(text(nb.cells[1])) <= 1024**2 + 200
+    assert "[output truncated by the grader" in text(nb.cells[2])
+    assert errors(nb.cells[3])[0].ename == "AssertionError"
+    assert len(nbformat.writes(nb)) < 1.2 * 1024**2
+
+
+@needs_sandbox
+def test_nbgrader_execution_reaches_kernel_and_outputs_unchanged(tmp_path, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    nb = run([new_markdown_cell("# Task"), "import os\nprint(os.environ.get('NBGRADER_EXECUTION'))",
+              "1 + 1", "raise ValueError('boom')"], tmp_path)
+    assert text(nb.cells[1]) == "autograde\n"
+    assert nb.cells[2].outputs[0].output_type == "execute_result"
+    assert nb.cells[2].outputs[0].data["text/plain"] == "2"
+    assert [(o.output_type, o.ename) for o in errors(nb.cells[3])] == [("error", "ValueError")]
+    assert nb.metadata.language_info.name == "python"
+
+
+def test_unsandboxed_opt_out_trait(tmp_path):
+    nb = run(["import os\nprint(os.getuid() == %d, os.getcwd())" % os.getuid(),
+              "x = 1", "os._exit(1)", "print('after', x)"], tmp_path, sandbox=False)
+    assert text(nb.cells[0]) == f"True {tmp_path / 'submission'}\n"   # runs in place
+    assert errors(nb.cells[2])[0].ename == "KernelDied"
+    assert text(nb.cells[3]) == "after 1\n"
+
+
+def test_unsandboxed_opt_out_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_GRADE_UNSANDBOXED", "1")
+    monkeypatch.setenv("COURSE_BWRAP", "/nonexistent/bwrap")   # would be unavailable
+    nb = run(["import os\nprint(os.getcwd())"], tmp_path)
+    assert text(nb.cells[0]) == f"{tmp_path / 'submission'}\n"
+
+
+def test_sandbox_unavailable_is_clear(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_BWRAP", "/nonexistent/bwrap")
+    with pytest.raises(SandboxUnavailable) as e:
+        run(["print(1)"], tmp_path)
+    assert "bwrap" in str(e.value) and "COURSE_GRADE_UNSANDBOXED" in str(e.value)
+
+
+@needs_sandbox
+def test_fixture_notebook_runs(tmp_path):
+    """A plain student notebook from the fixtures folder runs, outputs as expected."""
+    nb = nbformat.read(FIXTURES / "student_ok.ipynb", as_version=4)
+    SandboxedExecute().preprocess(nb, {"metadata": {"path": str(FIXTURES)}})
+    assert text(nb.cells[-1]).strip() == "0"
+    assert not any(errors(c) for c in nb.cells if c.cell_type == "code")
+    assert not (FIXTURES / "scratch.txt").exists()   # the kernel wrote into a private copy

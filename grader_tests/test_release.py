@@ -1,0 +1,77 @@
+"""release/ is exactly what `nbgrader generate_assignment` makes from source/, and reveals nothing."""
+import filecmp
+import os
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT, copy_course
+
+ASSIGNMENTS = sorted(p.name for p in (ROOT / 'source').iterdir() if p.is_dir())
+SOLUTION = re.compile(r'### BEGIN SOLUTION\n(.*?)### END SOLUTION', re.S)
+HIDDEN = re.compile(r'### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS', re.S)
+
+
+def released_files(assignment):
+    return sorted(p for p in (ROOT / 'release' / assignment).rglob('*') if p.is_file())
+
+
+@pytest.mark.parametrize('assignment', ASSIGNMENTS)
+def test_release_is_in_sync_with_source(tmp_path, assignment):
+    course = copy_course(tmp_path / 'course')
+    env = dict(os.environ, PATH=os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ['PATH'])
+    subprocess.run([sys.executable, '-m', 'nbgrader', 'generate_assignment', assignment, '--force'],
+                   cwd=course, env=env, check=True, capture_output=True)
+    fresh, committed = course / 'release' / assignment, ROOT / 'release' / assignment
+    comparison = filecmp.dircmp(fresh, committed, ignore=['__pycache__'])
+    assert not comparison.left_only and not comparison.right_only, 'release/ has different files: run `make release`'
+    for path in released_files(assignment):
+        relative = path.relative_to(committed)
+        assert (fresh / relative).read_bytes() == path.read_bytes(), f'{relative} is stale: run `make release`'
+
+
+def secrets(assignment):
+    """Every non-trivial line of solution code and hidden tests in the source notebook."""
+    nb = nbformat.read(ROOT / 'source' / assignment / f'{assignment}.ipynb', as_version=4)
+    hidden, public = set(), set()
+    for cell in nb.cells:
+        for block in SOLUTION.findall(cell.source) + HIDDEN.findall(cell.source):
+            hidden.update(line.strip() for line in block.splitlines() if len(line.strip()) > 12)
+        public.update(line.strip() for line in HIDDEN.sub('', SOLUTION.sub('', cell.source)).splitlines())
+    return hidden - public  # a line the students are shown elsewhere anyway is no secret
+
+
+@pytest.mark.parametrize('assignment', ASSIGNMENTS)
+def test_release_reveals_no_solution_or_hidden_test(assignment):
+    found = secrets(assignment)
+    assert len(found) > 20, 'the source notebook should have solutions and hidden tests to hide'
+    for path in released_files(assignment):
+        text = path.read_text()
+        for marker in ('BEGIN SOLUTION', 'END SOLUTION', 'HIDDEN TESTS', 'coursetools', 'hidden.'):
+            assert marker not in text, f'{path.name} contains {marker!r}'
+        if path.suffix == '.ipynb':  # other files are checked by their own tests (the widget: test_widget.py)
+            leaked = [line for line in found if line in text]
+            assert not leaked, f'{path.name} reveals source lines: {leaked[:5]}'
+
+
+@pytest.mark.parametrize('assignment', ASSIGNMENTS)
+def test_release_keeps_the_stubs_and_visible_tests(assignment):
+    nb = nbformat.read(ROOT / 'release' / assignment / f'{assignment}.ipynb', as_version=4)
+    solutions = [c for c in nb.cells if c.metadata.get('nbgrader', {}).get('solution')]
+    tests = [c for c in nb.cells if c.metadata.get('nbgrader', {}).get('grade')]
+    assert solutions and tests
+    for cell in solutions:
+        assert re.search(r'^def \w+\(.*\):\n    """', cell.source, re.M), f'{cell.id} lost its def line or docstring'
+        assert 'raise NotImplementedError()' in cell.source
+    for cell in tests:
+        assert 'assert' in cell.source, f'test cell {cell.id} has no visible test'
+
+
+@pytest.mark.parametrize('assignment', ASSIGNMENTS)
+def test_widget_beside_the_notebook_is_the_course_widget(assignment):
+    shipped = ROOT / 'source' / assignment / 'minimax_widget.py'
+    assert shipped.read_bytes() == (ROOT / 'coursetools' / 'widget.py').read_bytes(), 'run `make release`'
+    assert (ROOT / 'release' / assignment / 'minimax_widget.py').read_bytes() == shipped.read_bytes()

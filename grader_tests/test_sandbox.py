@@ -1,0 +1,212 @@
+"""The bubblewrap sandbox: what a hostile submission can see and touch.
+
+Real kernels under real bwrap; no mocks.  One notebook does all the probing (kernel start-up
+is the slow part) and reports what it found as JSON; the host side checks the fake course.
+"""
+import hashlib
+import json
+import os
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from coursetools import sandbox
+from coursetools.execute import SandboxedExecute, SandboxUnavailable
+
+pytestmark = pytest.mark.skipif(sandbox.probe() is not None,
+                                reason=f"sandbox unavailable: {sandbox.probe()}")
+
+COURSE_ROOT = Path(sandbox.course_package_dir()).parent     # /work/main
+
+
+def snapshot(root: Path) -> dict:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        out[rel] = "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def course(tmp_path):
+    """A fake course folder: source/, submitted/<students>/, gradebook.db, config."""
+    c = tmp_path / "course"
+    (c / "source" / "ps1").mkdir(parents=True)
+    (c / "source" / "ps1" / "ps1.ipynb").write_text('{"hidden": "tests"}')
+    (c / "submitted" / "bob" / "ps1").mkdir(parents=True)
+    (c / "submitted" / "bob" / "ps1" / "ps1.ipynb").write_text('{"bob": "answers"}')
+    alice = c / "submitted" / "alice" / "ps1"
+    alice.mkdir(parents=True)
+    (alice / "ps1.ipynb").write_text('{"alice": "answers"}')
+    (alice / "data.txt").write_text("alice's data\n")
+    (c / "gradebook.db").write_bytes(b"SQLite format 3\x00" + b"\x01" * 100)
+    (c / "nbgrader_config.py").write_text("c = get_config()\n")
+    return c
+
+
+PROBE = r'''
+import json, os, socket, subprocess, sys
+found = {"cwd": os.getcwd(), "uid": os.getuid(), "parent": sorted(os.listdir("..")),
+         "root": sorted(os.listdir("/")), "course_root": None, "course_path": None,
+         "wrote": [], "proc_cwd": {}, "ro_ok": {}, "secret_paths": {}}
+try:
+    found["course_root"] = sorted(os.listdir(COURSE_ROOT))
+except OSError as e:
+    found["course_root"] = repr(e)
+found["course_path"] = os.path.exists(COURSE)
+for p in ["/proc/1/cwd", "/proc/%d/cwd" % os.getppid(), "/proc/1/root/" + COURSE]:
+    try:
+        found["proc_cwd"][p] = sorted(os.listdir(p))
+    except OSError as e:
+        found["proc_cwd"][p] = "error"
+for p in [COURSE_ROOT + "/source", COURSE_ROOT + "/gradebook.db", COURSE_ROOT + "/nbgrader_config.py",
+          COURSE + "/gradebook.db", COURSE + "/submitted/bob/ps1/ps1.ipynb", "/root/.ssh", "/etc/shadow"]:
+    try:
+        open(p).read(10); found["secret_paths"][p] = "READ"
+    except OSError as e:
+        found["secret_paths"][p] = type(e).__name__
+# walk upwards from cwd and try to write a file into every directory we can
+d = os.getcwd()
+for _ in range(12):
+    for name in [os.path.join(d, "pwned.txt")] + [os.path.join(d, x, "pwned.txt") for x in
+                                                  (os.listdir(d) if os.path.isdir(d) else [])]:
+        try:
+            with open(name, "w") as f:
+                f.write("pwned")
+            found["wrote"].append(name)
+        except OSError:
+            pass
+    d = os.path.dirname(d)
+for p in [COURSE_ROOT + "/coursetools/pwned.py", sys.prefix + "/pwned", sys.base_prefix + "/pwned",
+          "/usr/pwned", "../../pwned", COURSE + "/pwned"]:
+    try:
+        open(p, "w").write("x"); found["ro_ok"][p] = "WROTE"
+    except OSError as e:
+        found["ro_ok"][p] = type(e).__name__
+with open("data.txt", "a") as f:
+    f.write("modified by the student\n")
+print(json.dumps(found))
+'''
+
+
+def run_probe(course, cells, **traits):
+    sub = course / "submitted" / "alice" / "ps1"
+    prelude = f"COURSE = {str(course)!r}\nCOURSE_ROOT = {str(COURSE_ROOT)!r}\n"
+    nb = new_notebook(cells=[new_code_cell(prelude)] + [new_code_cell(c) for c in cells])
+    SandboxedExecute(**traits).preprocess(nb, {"metadata": {"path": str(sub)}})
+    return nb
+
+
+def stdout(cell):
+    errs = [o for o in cell.outputs if o.output_type == "error"]
+    assert not errs, errs
+    return "".join(o.text for o in cell.outputs if o.output_type == "stream")
+
+
+def test_probe_ok():
+    assert sandbox.probe() is None
+
+
+def test_unavailable_reason(monkeypatch):
+    monkeypatch.setenv("COURSE_BWRAP", "/nonexistent/bwrap")
+    reason = sandbox.probe()
+    assert reason and "bubblewrap" in reason and "COURSE_GRADE_UNSANDBOXED" in reason
+    with pytest.raises(SandboxUnavailable):
+        sandbox.require_sandbox()
+
+
+def test_filesystem_isolation(course):
+    before = snapshot(course)
+    nb = run_probe(course, [PROBE, "import coursetools.oracle\nprint('oracle ok')"])
+    found = json.loads(stdout(nb.cells[1]))
+    # the course, other students and the gradebook are untouched, byte for byte
+    assert snapshot(course) == before
+    assert not list(COURSE_ROOT.glob("pwned*")) and not list(COURSE_ROOT.glob("*/pwned*"))
+    # the kernel works in a private copy of its own folder
+    assert found["cwd"].endswith("/ps1") and found["parent"] == sorted(found["parent"])
+    assert "alice" not in found["parent"] and "bob" not in json.dumps(found["parent"])
+    assert found["course_path"] is False
+    assert found["uid"] != 0
+    # of the course repo only the ro-bound venv and coursetools package are visible
+    assert found["course_root"] == sorted([".venv", "coursetools"])
+    for p, res in found["proc_cwd"].items():
+        assert res == "error" or "source" not in res and "submitted" not in res, (p, res)
+    assert all(v != "READ" for v in found["secret_paths"].values()), found["secret_paths"]
+    assert all(v != "WROTE" for v in found["ro_ok"].values()), found["ro_ok"]
+    # writes landed only in the private copy / private tmpfs dirs
+    assert all(w.startswith(("/home/student", "/tmp/")) for w in found["wrote"]), found["wrote"]
+    assert not (course / "submitted" / "alice" / "ps1" / "pwned.txt").exists()
+    assert stdout(nb.cells[2]) == "oracle ok\n"
+
+
+def test_network_tmp_and_processes(course, tmp_path):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    marker = f"sbxmark{uuid.uuid4().hex[:10]}"
+    tmpname = f"/tmp/{marker}.txt"
+    try:
+        nb = run_probe(course, [
+            f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+            "    print('connected')\nexcept OSError as e:\n    print('refused', type(e).__name__)",
+            "try:\n    socket.create_connection(('1.1.1.1', 80), timeout=3)\n    print('internet')\n"
+            "except OSError as e:\n    print('no internet')",
+            f"open({tmpname!r}, 'w').write('x')\nimport os\nprint(os.path.exists({tmpname!r}))",
+            f"import subprocess, os\np = subprocess.Popen(['sh', '-c', 'sleep 1000 # {marker}'])\n"
+            f"if os.fork() == 0:\n    os.setsid()\n    os.execv('/bin/sh', ['sh', '-c', 'sleep 1000 # {marker}fork'])\n"
+            "print('started')",
+            "import os, signal\nos.kill(1, signal.SIGKILL) if False else None\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit())[:3])",
+        ])
+    finally:
+        srv.close()
+    assert stdout(nb.cells[1]).startswith("refused")
+    assert stdout(nb.cells[2]) == "no internet\n"
+    assert stdout(nb.cells[3]) == "True\n"
+    assert not os.path.exists(tmpname)                  # /tmp is private
+    assert stdout(nb.cells[4]) == "started\n"
+    assert stdout(nb.cells[5]).startswith("[1, ")       # its own PID namespace
+
+    def leftovers():
+        hits = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    hits.append(pid)
+            except OSError:
+                pass
+        return hits
+
+    deadline = time.monotonic() + 5
+    while leftovers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert leftovers() == []                            # nothing outlives the notebook
+
+
+def test_rlimits_inside(course):
+    nb = run_probe(course, [
+        "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0], "
+        "resource.getrlimit(resource.RLIMIT_FSIZE)[0], resource.getrlimit(resource.RLIMIT_CPU)[0])",
+        "try:\n    open('big.bin', 'wb').write(b'x' * (3 * 1024**2))\n    print('wrote')\n"
+        "except OSError as e:\n    print('EFBIG', e.errno)",
+    ], memory_limit=700 * 1024**2, file_size_limit=1024**2, cpu_time_limit=60)
+    assert stdout(nb.cells[1]) == f"{700 * 1024**2} {1024**2} 60\n"
+    assert stdout(nb.cells[2]).startswith("EFBIG")
+
+
+def test_build_command_binds_only_what_is_needed(tmp_path):
+    work, conn = tmp_path / "w", tmp_path / "c"
+    work.mkdir()
+    conn.mkdir()
+    cmd = sandbox.build_command(["python"], sandbox.SandboxLayout(str(work), str(conn)))
+    binds = [cmd[i + 1] for i, a in enumerate(cmd) if a in ("--bind", "--ro-bind")]
+    assert str(COURSE_ROOT) not in binds                # never the course folder itself
+    assert str(COURSE_ROOT / "coursetools") in binds and sys.prefix in binds
+    for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
+                 "--clearenv"):
+        assert flag in cmd
