@@ -16,8 +16,10 @@ from coursetools import marks, sandbox
 ROOT = pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
 
 
-def nbgrader(*args):
+def nbgrader(*args, db=None):
     """Run one nbgrader command in the course folder; stop with its log if it fails."""
+    if db:
+        args = (*args, f'--db={db}')
     env = dict(os.environ)
     # nbgrader runs alembic as a subprocess: the venv's bin/ must be on PATH.
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
@@ -33,7 +35,7 @@ def assignments():
     return sorted(p.name for p in (ROOT / 'source').iterdir() if (p / f'{p.name}.ipynb').exists())
 
 
-def db_url():
+def default_db_url():
     return 'sqlite:///' + str(ROOT / 'gradebook.db')
 
 
@@ -50,27 +52,29 @@ def check_sandbox():
             '  COURSE_GRADE_UNSANDBOXED=1 make grade')
 
 
-def grade(assignment_ids):
+def grade(assignment_ids, db=None):
+    """Grade every submission of each assignment; `db` is a gradebook URL (default: gradebook.db here)."""
     check_sandbox()
     for assignment in assignment_ids:
         print(f'== {assignment}: release', flush=True)
-        nbgrader('generate_assignment', assignment, '--force')
+        nbgrader('generate_assignment', assignment, '--force', db=db)
         print(f'== {assignment}: autograde', flush=True)
-        nbgrader('autograde', assignment, '--force')
+        nbgrader('autograde', assignment, '--force', db=db)
         print(f'== {assignment}: feedback', flush=True)
-        nbgrader('generate_feedback', assignment, '--force')
-    nbgrader('export', '--to', str(ROOT / 'grades.csv'))
+        nbgrader('generate_feedback', assignment, '--force', db=db)
+    nbgrader('export', '--to', str(ROOT / 'grades.csv'), db=db)
     for assignment in assignment_ids:
         print(f'\n{assignment}')
-        print(marks.format_table(*marks.marks_by_task(db_url(), assignment)))
+        print(marks.format_table(*marks.marks_by_task(db or default_db_url(), assignment)))
     print(f'\nGrades: {ROOT / "grades.csv"}; feedback: {ROOT / "feedback"}')
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('assignment', nargs='*', help='assignment ids (default: every assignment in source/)')
+    parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')
     args = parser.parse_args(argv)
-    grade(args.assignment or assignments())
+    grade(args.assignment or assignments(), db=args.db)
 
 
 if __name__ == '__main__':
