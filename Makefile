@@ -24,7 +24,7 @@ venv: $(STAMP)
 ## make grade: release, autograde the class in submitted/, feedback, grades.csv and a per-task table.
 grade: venv
 	bash scripts/system-packages.sh grade
-	$(BIN)/python -m coursetools.grade
+	$(BIN)/python -m coursetools.grade $(ARGS)
 
 ## make test: the whole test suite (installs what it needs, browsers and databases included).
 test: venv

@@ -1,9 +1,9 @@
 """nbgrader settings for the course. Read by every `nbgrader` command run from this folder and by `make grade`."""
 import os
 
-from coursetools.autograde import SaveAutoGradesIgnoringStderr
-from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+from coursetools.autograde import HideHiddenTests, SaveAutoGradesIgnoringStderr
+from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, GetGrades, IgnorePattern, LimitOutput
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from coursetools.execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
@@ -37,3 +37,6 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
+
+# Feedback shows each check's name and failure message, but not the code of hidden tests.
+c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]

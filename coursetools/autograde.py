@@ -1,5 +1,5 @@
 """Changes to nbgrader's autograding steps, plugged in through nbgrader_config.py."""
-from nbgrader.preprocessors import SaveAutoGrades
+from nbgrader.preprocessors import ClearHiddenTests, SaveAutoGrades
 
 
 def is_stderr(output):
@@ -21,3 +21,22 @@ class SaveAutoGradesIgnoringStderr(SaveAutoGrades):
             super()._add_score(cell, resources)
         finally:
             cell.outputs = outputs
+
+
+class HideHiddenTests(ClearHiddenTests):
+    """For feedback: show each check's name and failure message, never the code of hidden tests.
+
+    nbgrader's feedback shows the autograded notebook, hidden test code included (its issue #917). Here the
+    hidden regions are removed from test cells, and their tracebacks (which quote hidden code and the checks'
+    source) are cut down to the error's name and message.
+    """
+
+    enforce_metadata = False
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == 'code' and cell.metadata.get('nbgrader', {}).get('grade'):
+            self._remove_hidden_test_region(cell)
+            for output in cell.get('outputs', []):
+                if output.get('output_type') == 'error':
+                    output.traceback = [f'{output.ename}: {output.evalue}']
+        return cell, resources

@@ -7,17 +7,20 @@ nbgrader_config.py applies.
 """
 import argparse
 import os
+import re
 import pathlib
 import subprocess
 import sys
 
-from coursetools import marks, sandbox
+from nbgrader.api import Gradebook
+
+from coursetools import marks, repair, sandbox
 
 ROOT = pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
 
 
-def nbgrader(*args, db=None):
-    """Run one nbgrader command in the course folder; stop with its log if it fails."""
+def nbgrader(*args, db=None, check=True):
+    """Run one nbgrader command in the course folder; stop with its log if it fails (unless check=False)."""
     if db:
         args = (*args, f'--db={db}')
     env = dict(os.environ)
@@ -25,7 +28,7 @@ def nbgrader(*args, db=None):
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
     command = [sys.executable, '-m', 'nbgrader', *args]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
+    if result.returncode != 0 and check:
         sys.stderr.write(result.stdout + result.stderr)
         raise SystemExit(f'`nbgrader {" ".join(args)}` failed (exit {result.returncode}); its log is above.')
     return result
@@ -52,17 +55,67 @@ def check_sandbox():
             '  COURSE_GRADE_UNSANDBOXED=1 make grade')
 
 
-def grade(assignment_ids, db=None):
-    """Grade every submission of each assignment; `db` is a gradebook URL (default: gradebook.db here)."""
+STAGING = '.grading/submitted'  # repaired copies of submitted/, relative to the course folder
+
+
+def autograde(assignment, db=None, options=()):
+    """Stage repaired copies of the submissions, then autograde them; returns {student: notes}."""
+    staging = ROOT / STAGING
+    notes = repair.stage(ROOT, assignment, staging)
+    for student, student_notes in notes.items():
+        for note in student_notes:
+            print(f'   {student}: {note}', flush=True)
+    result = nbgrader('autograde', assignment, '--force', f'--CourseDirectory.submitted_directory={STAGING}',
+                      *options, db=db, check=False)
+    if result.returncode != 0:
+        # nbgrader carries on past a student it cannot grade and fails at the end: say who, and carry on too.
+        failed = sorted(set(re.findall(r"for student '([^']+)'", result.stdout + result.stderr)))
+        for student in failed:
+            notes.setdefault(student, []).append('nbgrader could not grade this submission (see autograde log)')
+            print(f'   {student}: nbgrader could not grade this submission', flush=True)
+        (ROOT / 'autograde.log').write_text(result.stdout + result.stderr)
+        if not failed:
+            sys.stderr.write(result.stdout + result.stderr)
+            raise SystemExit(f'nbgrader autograde {assignment} failed; its log is above.')
+    ungraded = [s for s in notes if not list((staging / s / assignment).glob('*.ipynb'))]
+    record_zero(db or default_db_url(), assignment, ungraded, staging)
+    return notes
+
+
+def record_zero(db, assignment, students, staging):
+    """Give students without a gradable notebook a submission scored 0, as nbgrader does for a missing one."""
+    with Gradebook(db) as gradebook:
+        for student in students:
+            gradebook.update_or_create_student(student)
+            timestamp = (staging / student / assignment / 'timestamp.txt')
+            kwargs = {'timestamp': timestamp.read_text().strip()} if timestamp.exists() else {}
+            submission = gradebook.update_or_create_submission(assignment, student, **kwargs)
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    grade.auto_score = 0
+                    grade.needs_manual_grade = False
+            gradebook.db.commit()
+
+
+def export(db=None):
+    """grades.csv, written whole or not at all."""
+    partial = ROOT / 'grades.csv.partial'
+    nbgrader('export', '--to', str(partial), db=db)
+    os.replace(partial, ROOT / 'grades.csv')
+
+
+def grade(assignment_ids, db=None, options=()):
+    """Grade every submission of each assignment; `db` is a gradebook URL (default: gradebook.db here);
+    `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30."""
     check_sandbox()
     for assignment in assignment_ids:
         print(f'== {assignment}: release', flush=True)
         nbgrader('generate_assignment', assignment, '--force', db=db)
         print(f'== {assignment}: autograde', flush=True)
-        nbgrader('autograde', assignment, '--force', db=db)
+        autograde(assignment, db=db, options=options)
         print(f'== {assignment}: feedback', flush=True)
         nbgrader('generate_feedback', assignment, '--force', db=db)
-    nbgrader('export', '--to', str(ROOT / 'grades.csv'), db=db)
+    export(db=db)
     for assignment in assignment_ids:
         print(f'\n{assignment}')
         print(marks.format_table(*marks.marks_by_task(db or default_db_url(), assignment)))
@@ -73,8 +126,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('assignment', nargs='*', help='assignment ids (default: every assignment in source/)')
     parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')
-    args = parser.parse_args(argv)
-    grade(args.assignment or assignments(), db=args.db)
+    args, options = parser.parse_known_args(argv)
+    unknown = [o for o in options if not o.startswith('--') or '=' not in o]
+    if unknown:
+        parser.error(f'unrecognised arguments: {" ".join(unknown)} (nbgrader settings look like --Class.trait=value)')
+    grade(args.assignment or assignments(), db=args.db, options=options)
 
 
 if __name__ == '__main__':

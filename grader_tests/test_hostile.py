@@ -1,0 +1,329 @@
+"""A catalogue of careless and hostile submissions, graded through `make grade`'s own code path.
+
+Each student is written as a student would write it, starting from a correct answer set (demo student ada) and
+changing what that student changed. The class is graded once; then every student's marks are checked, and so is
+everything they must not have been able to touch.
+"""
+import copy
+import hashlib
+import json
+import os
+import pathlib
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+
+from conftest import ROOT, copy_course, run_grade
+from coursetools import democlass, marks, sandbox
+
+pytestmark = pytest.mark.skipif(sandbox.probe() is not None, reason=f'sandbox unavailable: {sandbox.probe()}')
+
+ASSIGNMENT = 'noughts_and_crosses'
+NOTEBOOK = f'{ASSIGNMENT}.ipynb'
+TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
+MARKER = 'student-process-left-behind-7d1c'
+CELL_TIMEOUT = 10
+
+ESCAPE = r'''
+import os
+touched = []
+here = os.path.abspath('.')
+folder = here
+for up in range(6):  # every ancestor and two levels below it
+    folder = os.path.dirname(folder)
+    for root, dirs, files in os.walk(folder):
+        if root.count(os.sep) - folder.count(os.sep) >= 2 or root.startswith(('/proc', '/sys', '/usr', '/dev')):
+            dirs[:] = []
+        for name in files:
+            path = os.path.join(root, name)
+            if (name.endswith('.ipynb') and not path.startswith(here)) or name == 'gradebook.db':
+                try:
+                    with open(path, 'w') as handle:
+                        handle.write('{}')
+                    touched.append(path)
+                except OSError:
+                    pass
+        for name in ('source', 'submitted', 'release'):
+            try:
+                with open(os.path.join(root, name, 'pwned.txt'), 'w') as handle:
+                    handle.write('x')
+                touched.append(os.path.join(root, name))
+            except OSError:
+                pass
+for link in ('/proc/%d/cwd' % os.getppid(), '/proc/1/cwd'):
+    try:
+        touched.extend(os.path.join(link, name) for name in os.listdir(link) if name in ('source', 'gradebook.db'))
+    except OSError:
+        pass
+print('escape touched:', touched)
+'''
+
+FORK = f'''
+import os, subprocess, time
+subprocess.Popen(['sh', '-c', 'exec -a {MARKER} sleep 600'])
+if os.fork() == 0:
+    os.setsid()
+    os.execvp('sh', ['sh', '-c', 'exec -a {MARKER} sleep 600'])
+time.sleep(0.5)
+'''
+
+HIDE_ERRORS = '''
+import sys
+import IPython
+get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)
+IPython.core.interactiveshell.InteractiveShell.showtraceback = lambda *args, **kwargs: None
+sys.excepthook = lambda *args: None
+picture = lambda state: ''
+def printed(state):
+    return [' | |o', 'x|x|o', 'x|o|']
+hidden = None
+'''
+
+
+def ada():
+    return democlass.read_answers(ROOT / 'demo_class' / ASSIGNMENT / 'ada.py')
+
+
+def with_answers(**changes):
+    preamble, answers = ada()
+    answers = dict(answers)
+    for grade_id, source in changes.items():
+        answers[grade_id] = source
+    return preamble, answers
+
+
+def released():
+    return nbformat.read(ROOT / 'release' / ASSIGNMENT / NOTEBOOK, as_version=4)
+
+
+def filled(preamble, answers):
+    return democlass.fill(released(), preamble, answers)
+
+
+def prepend(grade_id, code):
+    preamble, answers = ada()
+    return with_answers(**{grade_id: code.strip() + '\n\n\n' + answers[grade_id]})
+
+
+def replace(grade_id, old, new):
+    preamble, answers = ada()
+    assert old in answers[grade_id]
+    return with_answers(**{grade_id: answers[grade_id].replace(old, new)})
+
+
+# Each entry: student -> (how to build the folder, expected marks per task, a phrase the grader's notes must contain)
+def build_duplicator():
+    nb = filled(*ada())
+    ids = [cell.metadata.get('nbgrader', {}).get('grade_id') for cell in nb.cells]
+    score_end = nb.cells[ids.index('score_end')]
+    nb.cells.insert(ids.index('score_end'), copy.deepcopy(score_end))        # pasted twice
+    play = nb.cells[ids.index('play') + 1]
+    first, second = copy.deepcopy(play), play                                  # split cell: both keep the id
+    first.source = 'def flip(mark):\n    return "o" if mark == "x" else "x"'
+    nb.cells.insert(ids.index('play') + 1, first)
+    for cell in nb.cells:
+        cell.id = nbformat.corpus.words.generate_corpus_id()
+    return nb
+
+
+def build_deleter():
+    nb = filled(*ada())
+    nb.cells = [cell for cell in nb.cells if not cell.metadata.get('nbgrader', {}).get('grade')]
+    return nb
+
+
+def build_editor():
+    preamble, answers = ada()
+    answers['score_end'] = ('def score_end(state):\n    """Return 1 if x has a line, -1 if o has, 0 for a full board '
+                            'without one, None if play goes on."""\n    return None')
+    nb = filled(preamble, answers)
+    for cell in nb.cells:
+        if cell.metadata.get('nbgrader', {}).get('grade_id', '').startswith('score_end-'):
+            cell.source = 'pass  # my tests pass now'
+    return nb
+
+
+def build_retyper():
+    nb = filled(*ada())
+    for cell in nb.cells:
+        grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
+        if grade_id in ('moves-empty-cells', 'moves'):
+            cell.cell_type = 'markdown'
+            cell.pop('outputs', None)
+            cell.pop('execution_count', None)
+    return nb
+
+
+def build_hider():
+    nb = released()
+    for cell in nb.cells:
+        if cell.metadata.get('nbgrader', {}).get('grade_id') == 'print_state':
+            cell.source = HIDE_ERRORS + '\n\n' + cell.source
+    return nb
+
+
+WAIT_FOREVER = """
+import time
+
+
+def wait_forever():
+    while True:
+        try:
+            time.sleep(0.1)
+        except BaseException:  # swallows the grader's interrupt too
+            pass
+"""
+
+
+def build_looper():
+    preamble, answers = ada()
+    score = answers['score'].replace('    end = score_end(state)\n', '    wait_forever()\n    end = score_end(state)\n', 1)
+    return filled(*with_answers(score=WAIT_FOREVER.strip() + '\n\n\n' + score))
+
+
+def notebook_v3():
+    return nbformat.writes(nbformat.convert(filled(*ada()), 3), version=3)
+
+
+CATALOGUE = {
+    'ada': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), None),
+    'escaper': (lambda: filled(*prepend('print_state', ESCAPE)), (1, 3, 2, 1, 3, 2), None),
+    'forker': (lambda: filled(*prepend('print_state', FORK)), (1, 3, 2, 1, 3, 2), None),
+    'exiter': (lambda: filled(*replace('moves', '    result = []\n',
+                                       '    result = []\n    if all(cell != " " for row in state for cell in row):\n'
+                                       '        import os\n        os._exit(1)\n')), (1, 3, 2, 0, 3, 2), None),
+    'hog': (lambda: filled(*replace('moves', '    result = []\n',
+                                    "    result = []\n    if state == EMPTY_BOARD:\n"
+                                    "        hoard = bytearray(3 * 1024 ** 3)\n")), (1, 3, 2, 0, 3, 0), None),
+    'looper': (build_looper, (1, 3, 2, 1, 0, 0), None),
+    'flooder': (lambda: filled(*prepend('print_state', "print('flood ' * 10, end='')\nprint('x' * 30_000_000)")),
+                (1, 3, 2, 1, 3, 2), None),
+    'duplicator': (build_duplicator, (1, 3, 2, 1, 3, 2), 'appeared 2 times'),
+    'deleter': (build_deleter, (1, 3, 2, 1, 3, 2), None),
+    'editor': (build_editor, (1, 0, 2, 1, 3, 0), None),
+    'retyper': (build_retyper, (1, 3, 2, 1, 3, 2), None),
+    'hider': (build_hider, (0, 0, 0, 0, 0, 0), None),
+    'truncated': (lambda: '{"cells": [', (0, 0, 0, 0, 0, 0), 'not valid JSON'),
+    'empty': (lambda: '', (0, 0, 0, 0, 0, 0), 'is empty'),
+    'old_format': (notebook_v3, (1, 3, 2, 1, 3, 2), 'converted from nbformat 3'),
+    'renamed': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), 'noughts_and_crosses (1).ipynb'),
+}
+HONEST_DEMO_STUDENTS = ('cat', 'kim')
+
+
+def digest(folder):
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(pathlib.Path(folder).rglob('*')) if p.is_file()}
+
+
+def write_student(course, student, content):
+    folder = course / 'submitted' / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    name = 'noughts_and_crosses (1).ipynb' if student == 'renamed' else NOTEBOOK
+    if isinstance(content, str):
+        (folder / name).write_text(content)
+    else:
+        nbformat.write(content, folder / name)
+    (folder / 'timestamp.txt').write_text(democlass.TIMESTAMP + '\n')
+
+
+def leftover_processes():
+    found = []
+    for entry in pathlib.Path('/proc').iterdir():
+        try:
+            if entry.name.isdigit() and MARKER in (entry / 'cmdline').read_bytes().decode(errors='replace'):
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(scope='module')
+def hostile_class(tmp_path_factory):
+    course = copy_course(tmp_path_factory.mktemp('hostile') / 'course', students=HONEST_DEMO_STUDENTS)
+    for student, (build, _, _) in CATALOGUE.items():
+        write_student(course, student, build())
+    protected = {name: digest(course / name) for name in ('source', 'release', 'submitted')}
+    protected['config'] = hashlib.sha256((course / 'nbgrader_config.py').read_bytes()).hexdigest()
+    result = run_grade(course, ASSIGNMENT, f'--SandboxedExecute.timeout={CELL_TIMEOUT}')
+    return course, result, protected
+
+
+def test_grading_finishes(hostile_class):
+    course, result, _ = hostile_class
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def test_every_student_gets_what_their_answers_deserve(hostile_class):
+    course, _, _ = hostile_class
+    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
+    got = {student: tuple(int(row[t]) for t in TASKS) for student, row in table.items()}
+    expected = {student: marks_ for student, (_, marks_, _) in CATALOGUE.items()}
+    expected.update(cat=(0, 3, 2, 1, 3, 1), kim=(1, 3, 2, 1, 3, 1))  # as in test_demo_class.py
+    assert got == expected
+
+
+def test_problems_are_reported_with_a_reason(hostile_class):
+    _, result, _ = hostile_class
+    for student, (_, _, phrase) in CATALOGUE.items():
+        if phrase:
+            assert any(line.strip().startswith(f'{student}:') and phrase in line
+                       for line in result.stdout.splitlines()), f'no note for {student}'
+
+
+def test_nothing_of_the_course_was_touched(hostile_class):
+    course, _, protected = hostile_class
+    for name in ('source', 'release', 'submitted'):
+        assert digest(course / name) == protected[name], f'{name}/ changed during grading'
+    assert hashlib.sha256((course / 'nbgrader_config.py').read_bytes()).hexdigest() == protected['config']
+    with sqlite3.connect(course / 'gradebook.db') as db:
+        assert db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
+    nb = nbformat.read(course / 'autograded/escaper' / ASSIGNMENT / NOTEBOOK, as_version=4)
+    printed = ''.join(o.get('text', '') for cell in nb.cells if cell.cell_type == 'code' for o in cell.outputs)
+    assert 'escape touched: []' in printed
+
+
+def test_no_student_process_survives(hostile_class):
+    assert leftover_processes() == []
+
+
+def test_print_flood_is_cut_and_the_notebook_stays_small(hostile_class):
+    course, _, _ = hostile_class
+    path = course / 'autograded/flooder' / ASSIGNMENT / NOTEBOOK
+    assert path.stat().st_size < 3 * 1024 ** 2
+    assert 'truncated' in path.read_text()
+
+
+def test_feedback_shows_messages_but_not_hidden_tests(hostile_class):
+    course, _, _ = hostile_class
+    page = (course / 'feedback/editor' / ASSIGNMENT / 'noughts_and_crosses.html').read_text()
+    assert 'score_end returned None, expected 1 for' in page           # the failure message is shown
+    assert 'score_end-rows-and-columns' in page                         # with the check's name
+    source = (ROOT / 'source' / ASSIGNMENT / NOTEBOOK).read_text()
+    for secret in ('hidden.isolate', 'coursetools', 'BEGIN HIDDEN TESTS', 'hidden.score_end_diagonals'):
+        assert secret in source and secret not in page
+
+
+def test_interrupted_grading_is_completed_by_the_next_run(tmp_path):
+    course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee'))
+    env = dict(os.environ, COURSE_ROOT=str(course))
+    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']
+    run = subprocess.Popen([sys.executable, '-m', 'coursetools.grade', ASSIGNMENT], cwd=course, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list((course / 'autograded').glob('*/*/*.ipynb')):
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGKILL)  # a power cut in the middle of autograding
+    run.wait()
+    with sqlite3.connect(course / 'gradebook.db') as db:
+        assert db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
+    result = run_grade(course, ASSIGNMENT)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
+    assert {s: sum(row.values()) for s, row in table.items()} == {'ada': 12, 'cat': 10, 'kim': 11, 'lee': 11}
+    assert not (course / 'grades.csv.partial').exists() and (course / 'grades.csv').exists()
