@@ -21,10 +21,12 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
-## make grade: release, autograde the class in submitted/, feedback, grades.csv and a per-task table.
+## make grade: release, autograde the class in submitted/, feedback, grades.csv, reports/<assignment>.html, a table.
+## make grade SUBMISSIONS=download.zip [ASSIGNMENT=a] [MAPPING=roster.csv]: first import an LMS zip (docs/lms.md).
 grade: venv
 	bash scripts/system-packages.sh grade
-	$(BIN)/python -m coursetools.grade $(ARGS)
+	$(if $(SUBMISSIONS),$(BIN)/python -m coursetools.lms "$(SUBMISSIONS)" $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") $(if $(MAPPING),--mapping "$(MAPPING)") $(LMS_ARGS))
+	$(BIN)/python -m coursetools.grade $(ASSIGNMENT) $(ARGS)
 
 ## make test: the whole test suite (installs what it needs, browsers and databases included).
 test: venv

@@ -6,6 +6,7 @@ Each step is the plain nbgrader command an instructor would type, run from the c
 nbgrader_config.py applies.
 """
 import argparse
+import json
 import os
 import re
 import pathlib
@@ -14,7 +15,7 @@ import sys
 
 from nbgrader.api import Gradebook
 
-from coursetools import marks, repair, sandbox
+from coursetools import marks, repair, report, sandbox
 
 ROOT = pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
 
@@ -97,6 +98,13 @@ def record_zero(db, assignment, students, staging):
             gradebook.db.commit()
 
 
+def write_status(assignment, notes):
+    """reports/<assignment>-status.json: the repair and autograde notes per student, shown by the report."""
+    path = ROOT / 'reports' / f'{assignment}-status.json'
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({s: n for s, n in sorted(notes.items()) if n}, indent=1) + '\n')
+
+
 def export(db=None):
     """grades.csv, written whole or not at all."""
     partial = ROOT / 'grades.csv.partial'
@@ -112,13 +120,14 @@ def grade(assignment_ids, db=None, options=()):
         print(f'== {assignment}: release', flush=True)
         nbgrader('generate_assignment', assignment, '--force', db=db)
         print(f'== {assignment}: autograde', flush=True)
-        autograde(assignment, db=db, options=options)
+        write_status(assignment, autograde(assignment, db=db, options=options))
         print(f'== {assignment}: feedback', flush=True)
         nbgrader('generate_feedback', assignment, '--force', db=db)
     export(db=db)
     for assignment in assignment_ids:
         print(f'\n{assignment}')
         print(marks.format_table(*marks.marks_by_task(db or default_db_url(), assignment)))
+        print(f'Report: {report.write_report(ROOT, assignment, db or default_db_url())}')
     print(f'\nGrades: {ROOT / "grades.csv"}; feedback: {ROOT / "feedback"}')
 
 

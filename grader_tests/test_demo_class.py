@@ -87,7 +87,7 @@ def test_outputs_of_grading(graded_class):
     course, result = graded_class
     assert 'ada' in result.stdout and '/12' in result.stdout
     with open(course / 'grades.csv') as handle:
-        rows = list(csv.DictReader(handle))
+        rows = [row for row in csv.DictReader(handle) if row['assignment'] == 'noughts_and_crosses']
     assert {row['student_id'] for row in rows} == set(EXPECTED)
     assert {row['student_id']: float(row['score']) for row in rows}['cat'] == 10
     for student in EXPECTED:

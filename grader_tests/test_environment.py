@@ -20,7 +20,7 @@ def pip_requirements():
 def conda_requirements():
     pins = {}
     for line in (ROOT / 'environment.yml').read_text().splitlines():
-        match = re.fullmatch(r'\s+- ([A-Za-z0-9_.-]+)(==?)([0-9][^\s]*)\s*', line)
+        match = re.fullmatch(r'\s+- ([A-Za-z0-9_.\[\]-]+)(==?)([0-9][^\s]*)\s*', line)
         if match:
             pins[match.group(1).lower()] = match.group(3)
     return pins

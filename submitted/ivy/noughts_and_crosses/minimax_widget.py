@@ -14,6 +14,10 @@ Every call to a given function runs in one background thread, so the notebook st
 widget shows "thinking..." while a slow ``score`` works. Answers are remembered by their arguments
 (``(state, player)`` for ``score``) while the "memoize calls" box is ticked.
 
+Given an ``alphabeta(state, player, alpha, beta)`` as well (optional), the tree view also traces the calls it
+makes from the shown position with the window ``(-inf, inf)``: each drawn position it visited is labelled with its
+window (alpha and beta), and the drawn positions it never visited, the pruned ones, are greyed out.
+
 When the environment variable NBGRADER_EXECUTION is set (nbgrader autograde / validate) the
 constructor does nothing but show a one-line label.
 
@@ -24,6 +28,7 @@ import contextlib
 import html
 import inspect
 import io
+import math
 import os
 import queue
 import threading
@@ -58,6 +63,15 @@ def _fmt_value(value):
     if value is None:
         return '?'
     return '+1' if value == 1 else ('-1' if value == -1 else '0')
+
+
+def _fmt_bound(bound):
+    """alpha or beta as a short label: -∞, +∞, +1, 0, -1, or the number."""
+    if isinstance(bound, (int, float)) and math.isinf(bound):
+        return '+∞' if bound > 0 else '-∞'
+    if bound in (1, 0, -1):
+        return _fmt_value(bound)
+    return f'{bound:g}' if isinstance(bound, (int, float)) else str(bound)
 
 
 def _short(text, limit=160):
@@ -206,11 +220,14 @@ class _Calls:
 
 class Node:
     """One position of the drawn tree. ``value`` and ``best`` are what ``score`` answered."""
-    __slots__ = ('state', 'player', 'move', 'end', 'value', 'best', 'children', 'error', 'below', 'x', 'y', 'size', 'depth')
+    __slots__ = ('state', 'player', 'move', 'end', 'value', 'best', 'children', 'error', 'below', 'x', 'y', 'size', 'depth',
+                 'window', 'ab_value', 'pruned')
 
     def __init__(self, state, player, move=None, depth=0):
         self.state, self.player, self.move, self.depth = state, player, move, depth
         self.end = self.value = self.best = self.error = None
+        self.window = self.ab_value = None   # alphabeta's (alpha, beta) and answer, if it visited this position
+        self.pruned = False                  # True if alphabeta was traced and never visited this position
         self.children = []
         self.below = None   # number of positions one ply further down (for the last drawn level)
 
@@ -225,6 +242,7 @@ class Tree:
 
     def __init__(self, root, depth, pv, pv_end, pv_error, counts):
         self.root, self.depth, self.pv, self.pv_end, self.pv_error, self.counts = root, depth, pv, pv_end, pv_error, counts
+        self.alphabeta = None   # {'visited': calls of alphabeta, 'pruned': drawn positions not visited, 'error': ...}
 
     def levels(self):
         levels = [[self.root]]
@@ -243,6 +261,8 @@ class Tree:
                 seen.append(node.error)
         if self.pv_error and self.pv_error not in seen:
             seen.append(self.pv_error)
+        if self.alphabeta and self.alphabeta.get('error') and self.alphabeta['error'] not in seen:
+            seen.append(self.alphabeta['error'])
         return seen
 
 
@@ -261,7 +281,91 @@ def build_tree(call, state, player, depth):
         'function_seconds': call.seconds - before[3],
         'seconds': time.perf_counter() - start,
     }
-    return Tree(root, depth, pv, pv_end, pv_error, counts)
+    tree = Tree(root, depth, pv, pv_end, pv_error, counts)
+    if call.functions.get('alphabeta') is not None:
+        tree.alphabeta = trace_alphabeta(call, tree)
+    return tree
+
+
+class _Visit:
+    """One call of alphabeta as traced: its arguments, its answer and the calls it made (to the drawn depth)."""
+    __slots__ = ('state', 'player', 'alpha', 'beta', 'value', 'children')
+
+    def __init__(self, state, player, alpha, beta):
+        self.state, self.player, self.alpha, self.beta = state, player, alpha, beta
+        self.value = None
+        self.children = []
+
+
+def _as_state(state):
+    try:
+        return tuple(tuple(row) for row in state)
+    except TypeError:
+        return state
+
+
+def trace_alphabeta(call, tree):
+    """Call the given alphabeta on the tree's root with the window (-inf, inf), recording every call it makes
+    through its own global name; mark the tree's nodes with their window and answer, or as pruned."""
+    fn = call.functions['alphabeta']
+    limit = tree.depth
+    top, stack = [], []
+    visited = 0
+
+    def traced(state, player, alpha, beta):
+        nonlocal visited
+        visited += 1
+        if call.cancel_check is not None and visited % 512 == 0:
+            call.cancel_check()
+        visit = _Visit(_as_state(state), player, alpha, beta)
+        if len(stack) <= limit:
+            (stack[-1].children if stack else top).append(visit)
+        stack.append(visit)
+        try:
+            result = fn(state, player, alpha, beta)
+        finally:
+            stack.pop()
+        try:
+            visit.value = result[0]
+        except Exception:
+            raise FunctionError(_short(f'alphabeta returned {result!r}; expected a pair (value, move)', 200)) from None
+        return result
+
+    info = {'visited': 0, 'pruned': 0, 'error': None}
+    module_globals = getattr(inspect.unwrap(fn), '__globals__', None)
+    swap = isinstance(module_globals, dict) and module_globals.get('alphabeta') is fn
+    if swap:
+        module_globals['alphabeta'] = traced
+    try:
+        traced(tree.root.state, tree.root.player, -math.inf, math.inf)
+    except (_Cancelled, KeyboardInterrupt):
+        raise
+    except FunctionError as error:
+        info['error'] = str(error)
+    except RecursionError:
+        info['error'] = 'alphabeta raised RecursionError (does it ever stop recursing?)'
+    except Exception as error:
+        message = str(error)
+        info['error'] = _short(f'alphabeta raised {type(error).__name__}' + (f': {message}' if message else ''))
+    finally:
+        if swap and module_globals.get('alphabeta') is traced:
+            module_globals['alphabeta'] = fn
+    info['visited'] = visited
+    if top and info['error'] is None:
+        _mark_visits(tree.root, top[0])
+        info['pruned'] = sum(1 for node in tree.root.walk() if node.pruned)
+    return info
+
+
+def _mark_visits(node, visit):
+    node.window, node.ab_value = (visit.alpha, visit.beta), visit.value
+    by_state = {child.state: child for child in visit.children}
+    for child in node.children:
+        if child.state in by_state:
+            _mark_visits(child, by_state[child.state])
+        else:
+            for below in child.walk():
+                below.pruned = True
 
 
 def _fill(call, node, depth):
@@ -368,6 +472,7 @@ def draw_tree(tree, title=None):
 
     backgrounds, bg_colours, bg_edges, bg_widths = [], [], [], []
     grid, crosses, cross_widths, noughts, nought_widths, marked = [], [], [], [], [], []
+    greyed = []   # boards alphabeta never visited, veiled in grey
     texts = []
 
     def board(state, cx, cy, size, value, move=None, edge='#555555', edge_width=0.8, show_marks=True):
@@ -410,16 +515,20 @@ def draw_tree(tree, title=None):
         on_pv.add(id(nxt))
         node, k = nxt, k + 1
     plain, strong, golden = [], [], []
+    pruned_edges = []
     for parent in tree.root.walk():
         for child in parent.children:
             seg = [(parent.x, parent.y - parent.size / 2), (child.x, child.y + child.size / 2)]
-            if id(child) in on_pv:
+            if child.pruned:
+                pruned_edges.append(seg)
+            elif id(child) in on_pv:
                 golden.append(seg)
             elif parent.best is not None and child.move == parent.best:
                 strong.append(seg)
             else:
                 plain.append(seg)
     ax.add_collection(LineCollection(plain, colors='#b8b8b8', linewidths=0.7, zorder=1))
+    ax.add_collection(LineCollection(pruned_edges, colors='#d8d8d8', linewidths=0.7, linestyles='dashed', zorder=1))
     ax.add_collection(LineCollection(strong, colors='#222222', linewidths=2.0, zorder=2))
     ax.add_collection(LineCollection(golden, colors=PV_COLOUR, linewidths=3.4, zorder=2))
 
@@ -430,10 +539,18 @@ def draw_tree(tree, title=None):
             edge = '#d00000' if n.error else (PV_COLOUR if is_pv and n is not tree.root else '#555555')
             ew = 2.2 if (is_pv or n.error) else (1.6 if n.end is not None else 0.7)
             board(n.state, n.x, n.y, n.size, value, n.move, edge, ew, show_marks=n.size >= 0.22)
+            if n.pruned:
+                greyed.append(Rectangle((n.x - n.size / 2, n.y - n.size / 2), n.size, n.size))
             if n.size >= 0.42:
-                if n.move is not None:
-                    texts.append((n.x, n.y + n.size / 2 + 0.05, f'{n.move[0]},{n.move[1]}',
-                                  dict(ha='center', va='bottom', fontsize=7.5, color='#444444')))
+                above = '' if n.move is None else f'{n.move[0]},{n.move[1]}'
+                if n.window is not None:
+                    above += ('   ' if above else '') + f'α {_fmt_bound(n.window[0])}  β {_fmt_bound(n.window[1])}'
+                elif n.pruned:
+                    above += '   pruned'
+                if above:
+                    texts.append((n.x, n.y + n.size / 2 + 0.05, above,
+                                  dict(ha='center', va='bottom', fontsize=7.5 if n.window is None else 6.5,
+                                       color='#aaaaaa' if n.pruned else '#444444')))
                 below = _fmt_value(value)
                 if n.end is not None and not n.error:
                     below += ' end'
@@ -463,6 +580,11 @@ def draw_tree(tree, title=None):
         'every line below this position is drawn to the end of the game'
     c = tree.counts
     summary += f'   ·   {c["positions"]} positions searched by score ({c["score_calls"]} top-level calls, {c["hits"]} answers remembered, {c["seconds"]:.2f} s)'
+    if tree.alphabeta is not None:
+        ab = tree.alphabeta
+        summary += (f'\nalphabeta from here with α -∞, β +∞: {ab["visited"]} positions visited; '
+                    f'{ab["pruned"]} of the boards drawn were pruned (grey)' if not ab['error'] else
+                    '\nalphabeta: ' + _short(ab['error'], 120))
     texts.append((0.15, bottom - 0.15, summary, dict(ha='left', va='top', fontsize=8, color='#333333')))
 
     # principal variation strip
@@ -491,6 +613,7 @@ def draw_tree(tree, title=None):
     ax.add_collection(LineCollection(grid, colors='#777777', linewidths=0.6, zorder=5))
     ax.add_collection(LineCollection(crosses, colors='#1f4e9c', linewidths=cross_widths, zorder=6, capstyle='round'))
     ax.add_collection(PatchCollection(noughts, facecolors='none', edgecolors='#b23c0a', linewidths=nought_widths, zorder=6))
+    ax.add_collection(PatchCollection(greyed, facecolors='#f4f4f4', edgecolors='#cccccc', alpha=0.8, zorder=6.5))
     for x, y, s, kw in texts:
         ax.text(x, y, s, zorder=7, **kw)
     return fig
@@ -536,9 +659,11 @@ class GameTreeWidget(widgets.VBox):
         pace:    seconds per move of a perfect game (default 0.4)
         memoize: remember answers by their arguments (default True)
         tree:    draw the search tree (default True)
+        alphabeta: optional alphabeta(state, player, alpha, beta) -> (value, move); when given, the tree shows
+                 the window alphabeta searched each drawn position with, and greys the positions it pruned
     """
 
-    def __init__(self, print_state=None, score_end=None, play=None, moves=None, score=None, *,
+    def __init__(self, print_state=None, score_end=None, play=None, moves=None, score=None, *, alphabeta=None,
                  state=None, human='x', depth=2, pace=0.4, memoize=True, tree=True):
         self.disabled_for_grading = bool(os.environ.get('NBGRADER_EXECUTION'))
         if self.disabled_for_grading:
@@ -548,7 +673,8 @@ class GameTreeWidget(widgets.VBox):
             return
         super().__init__()
         self.add_class('nac-widget')
-        self.call = _Calls(dict(print_state=print_state, score_end=score_end, play=play, moves=moves, score=score))
+        self.call = _Calls(dict(print_state=print_state, score_end=score_end, play=play, moves=moves, score=score,
+                                alphabeta=alphabeta))
         self.call.memoize = memoize
         self.pace = pace
         start = EMPTY_STATE if state is None else tuple(tuple(row) for row in state)

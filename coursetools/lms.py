@@ -1,0 +1,468 @@
+"""Import an LMS's "download all submissions" zip into nbgrader's submitted/ folder.
+
+    python -m coursetools.lms ZIP --assignment noughts_and_crosses [--mapping map.csv] [--course DIR]
+                              [--replace] [--timezone Europe/London] [--dry-run]
+    make grade SUBMISSIONS=path/to/lms-download.zip [MAPPING=map.csv]
+
+Three naming styles are recognised, entry by entry (docs/lms.md has the details):
+
+* Moodle:     `Ada Lovelace_1234567_assignsubmission_file_/noughts_and_crosses.ipynb` (one folder per student) or
+              `Ada Lovelace_1234567_assignsubmission_file_noughts_and_crosses.ipynb` (flat);
+* Canvas:     `lovelaceada_12345_6789012_noughts_and_crosses.ipynb`, `lovelaceada_LATE_12345_6789012_...`;
+* Blackboard: `Noughts and crosses_alovelace_attempt_2026-11-20-17-00-00_noughts_and_crosses.ipynb`, with a
+              `..._attempt_2026-11-20-17-00-00.txt` receipt (its `Name: Ada Lovelace (alovelace)` line is used to
+              find the user name when the assignment's name has underscores).
+
+The student id is the LMS name slugified (lower-case ASCII letters and digits, other runs become `-`):
+`Ada Lovelace` -> `ada-lovelace`, `lovelaceada`, `alovelace`; or, with --mapping, the `student_id` of the row whose
+`lms_name` is that name (or the LMS's number for the student: Moodle participant id, Canvas user id). With a mapping,
+names it does not list are not imported and are reported as unmatched.
+
+Each submission becomes submitted/<student>/<assignment>/ with the student's files under their original names (a
+browser-renamed `noughts_and_crosses (1).ipynb` is kept as it is) plus timestamp.txt: the attempt's time for
+Blackboard, else the newest zip entry time, read in --timezone (the LMS server's zone; default UTC) and written in UTC.
+Supporting files of the release (the widget module) that the student did not upload are copied in, as if the student
+had submitted the whole release folder.
+
+An existing, different submission of the same student is replaced only by a newer one (newest wins, by timestamp)
+or with --replace; the old folder is moved to lms_replaced/<import time>/<student>/<assignment>/, never deleted.
+A submission whose files are all already there (same bytes, any names) is left alone. Entries with absolute paths,
+`..` or symlinks (zip-slip) are refused and reported.
+"""
+import argparse
+import csv
+import dataclasses
+import datetime
+import hashlib
+import json
+import os
+import pathlib
+import re
+import shutil
+import tempfile
+import unicodedata
+import zipfile
+import zoneinfo
+
+TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S.%f UTC'
+MAX_FILE_BYTES = 100 * 1024 ** 2
+SYSTEM_FILES = {'.ds_store', 'thumbs.db', 'desktop.ini'}
+
+MOODLE = re.compile(r'^(?P<name>.+?)_(?P<number>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$')
+CANVAS = re.compile(r'^(?P<name>[^_]+?)(?P<late>_LATE)?_(?P<number>\d+)_(?P<attachment>\d+)_(?P<rest>.+)$')
+BLACKBOARD = re.compile(r'^(?P<prefix>.+?)_attempt_(?P<attempt>\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d)'
+                        r'(?:_(?P<rest>.+)|(?P<ext>\.[^._]+))$')
+RECEIPT_NAME = re.compile(r'^Name:\s*(?P<full>.*?)\s*\((?P<user>[^()\s]+)\)\s*$', re.MULTILINE)
+RECEIPT_FILES = re.compile(r'Original filename:\s*(?P<original>.+?)\s*\n\s*Filename:\s*(?P<stored>.+?)\s*$',
+                           re.MULTILINE)
+STUDENT_ID = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
+
+
+def slugify(name):
+    """`Zoë O'Neil-Smith` -> `zoe-o-neil-smith`: lower-case ASCII letters and digits, other runs become `-`."""
+    ascii_name = unicodedata.normalize('NFKD', name).encode('ascii', 'ignore').decode()
+    return re.sub(r'[^a-z0-9]+', '-', ascii_name.lower()).strip('-')
+
+
+def _key(name):
+    return ' '.join(str(name).split()).casefold()
+
+
+@dataclasses.dataclass
+class Entry:
+    """One student file in the zip."""
+    zip_name: str
+    style: str
+    lms_name: str
+    lms_number: str
+    filename: str
+    when: datetime.datetime
+    attempt: str = ''
+    late: bool = False
+    data: bytes = b''
+
+
+@dataclasses.dataclass
+class ImportSummary:
+    zip_path: str
+    assignment: str
+    styles: dict = dataclasses.field(default_factory=dict)      # style: number of files
+    imported: list = dataclasses.field(default_factory=list)    # (student, [files], timestamp, note)
+    replaced: list = dataclasses.field(default_factory=list)    # (student, old timestamp, new timestamp, backup)
+    unchanged: list = dataclasses.field(default_factory=list)   # students whose submission was already there
+    skipped: list = dataclasses.field(default_factory=list)     # (what, reason)
+    refused: list = dataclasses.field(default_factory=list)     # (zip entry, reason): unsafe entries
+    unmatched: list = dataclasses.field(default_factory=list)   # LMS names the mapping does not list
+    not_submitted: list = dataclasses.field(default_factory=list)  # mapping's students without a submission
+    late: list = dataclasses.field(default_factory=list)        # students the LMS marked late
+    warnings: list = dataclasses.field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def found_any(self):
+        return bool(self.imported or self.replaced or self.unchanged)
+
+    def format(self):
+        verb = 'would import' if self.dry_run else 'imported'
+        styles = ', '.join(f'{style} ({n} files)' for style, n in sorted(self.styles.items())) or 'none recognised'
+        lines = [f'{self.zip_path} -> submitted/<student>/{self.assignment}/   styles: {styles}',
+                 f'{verb}: {len(self.imported)} new, {len(self.replaced)} replaced, {len(self.unchanged)} unchanged, '
+                 f'{len(self.skipped)} skipped, {len(self.refused)} refused, {len(self.unmatched)} unmatched names']
+        for student, files, timestamp, note in self.imported:
+            lines.append(f'  {verb} {student}: {", ".join(files)}  ({timestamp}){"  " + note if note else ""}')
+        for student, old, new, backup in self.replaced:
+            lines.append(f'  replaced {student}: submission of {old} by the zip\'s of {new}; old one kept in {backup}')
+        if self.unchanged:
+            lines.append(f'  unchanged (already in submitted/): {", ".join(self.unchanged)}')
+        if self.late:
+            lines.append(f'  marked late by the LMS: {", ".join(self.late)}')
+        for what, reason in self.skipped:
+            lines.append(f'  skipped {what}: {reason}')
+        for what, reason in self.refused:
+            lines.append(f'  REFUSED {what}: {reason}')
+        if self.unmatched:
+            lines.append(f'  unmatched names (not in the mapping file, not imported): {", ".join(self.unmatched)}')
+        if self.not_submitted:
+            lines.append(f'  in the mapping file but no submission in the zip: {", ".join(self.not_submitted)}')
+        for warning in self.warnings:
+            lines.append(f'  warning: {warning}')
+        return '\n'.join(lines)
+
+
+class LmsImportError(Exception):
+    """The zip or the mapping file cannot be used at all."""
+
+
+def read_mapping(path):
+    """{normalised lms name: student id} from a CSV with columns lms_name,student_id."""
+    mapping = {}
+    with open(path, newline='', encoding='utf-8-sig') as handle:
+        reader = csv.DictReader(handle)
+        if not reader.fieldnames or not {'lms_name', 'student_id'} <= {f.strip() for f in reader.fieldnames}:
+            raise LmsImportError(f'{path}: the mapping file needs a header line `lms_name,student_id`')
+        for number, row in enumerate(reader, start=2):
+            row = {k.strip(): (v or '').strip() for k, v in row.items() if k}
+            name, student = row['lms_name'], row['student_id']
+            if not name and not student:
+                continue
+            if not STUDENT_ID.match(student) or '..' in student:
+                raise LmsImportError(f'{path}:{number}: {student!r} is not a usable student id '
+                                     '(letters, digits, `.`, `_`, `-`; starting with a letter or digit)')
+            if mapping.get(_key(name), student) != student:
+                raise LmsImportError(f'{path}:{number}: {name!r} is mapped to both {mapping[_key(name)]!r} '
+                                     f'and {student!r}')
+            mapping[_key(name)] = student
+    return mapping
+
+
+def unsafe_reason(info):
+    """Why a zip entry must not be extracted (zip-slip, links), or None."""
+    name = info.filename.replace('\\', '/')
+    if name.startswith('/') or re.match(r'^[A-Za-z]:', name):
+        return 'absolute path'
+    if '..' in name.split('/'):
+        return 'path with `..`'
+    if '\0' in name:
+        return 'NUL in the name'
+    if (info.external_attr >> 16) & 0o170000 == 0o120000:
+        return 'symbolic link'
+    return None
+
+
+def _entry_time(info, zone):
+    return datetime.datetime(*info.date_time, tzinfo=zone).astimezone(datetime.timezone.utc)
+
+
+def parse_name(path, when, zone):
+    """(style, lms_name, lms_number, filename, when, attempt, late) for one zip path, or None."""
+    parts = [p for p in path.split('/') if p]
+    # Moodle puts each student in a folder `Name_123_assignsubmission_file_` (or flat files with the same prefix);
+    # the zip may also be wrapped in one more folder.
+    for depth, part in enumerate(parts):
+        match = MOODLE.match(part)
+        if match:
+            if match['rest'] and depth == len(parts) - 1:
+                filename = match['rest']
+            elif not match['rest'] and depth < len(parts) - 1:
+                filename = parts[-1]
+            else:
+                continue
+            return dict(style='moodle', lms_name=match['name'], lms_number=match['number'], filename=filename,
+                        when=when, plugin=match['plugin'])
+    base = parts[-1]
+    match = BLACKBOARD.match(base)
+    if match:
+        attempt = datetime.datetime.strptime(match['attempt'], '%Y-%m-%d-%H-%M-%S').replace(tzinfo=zone)
+        return dict(style='blackboard', prefix=match['prefix'], lms_name='', lms_number='', attempt=match['attempt'],
+                    filename=match['rest'] or '', ext=match['ext'] or '',
+                    when=attempt.astimezone(datetime.timezone.utc))
+    match = CANVAS.match(base)
+    if match:
+        return dict(style='canvas', lms_name=match['name'], lms_number=match['number'], filename=match['rest'],
+                    when=when, late=bool(match['late']))
+    return None
+
+
+def _read(zf, info, limit):
+    with zf.open(info) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f'larger than {limit // 1024 ** 2} MB')
+    return data
+
+
+def read_entries(zip_path, summary, zone, max_bytes=MAX_FILE_BYTES):
+    """The student files of the zip as Entry objects; refused/skipped entries go into `summary`."""
+    try:
+        zf = zipfile.ZipFile(zip_path)
+    except (OSError, zipfile.BadZipFile) as error:
+        raise LmsImportError(f'{zip_path}: not a readable zip file ({error})')
+    entries, receipts, blackboard = [], {}, []
+    with zf:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            reason = unsafe_reason(info)
+            if reason:
+                summary.refused.append((info.filename, reason))
+                continue
+            path = info.filename.replace('\\', '/')
+            base = path.rsplit('/', 1)[-1]
+            if path.startswith('__MACOSX/') or base.lower() in SYSTEM_FILES or base.startswith('._'):
+                continue  # archive-tool litter, not a submission
+            parsed = parse_name(path, _entry_time(info, zone), zone)
+            if parsed is None:
+                summary.skipped.append((info.filename, 'file name is in no known LMS style (Moodle, Canvas, '
+                                                      'Blackboard)'))
+                continue
+            try:
+                data = _read(zf, info, max_bytes)
+            except (ValueError, zipfile.BadZipFile, OSError, NotImplementedError) as error:
+                summary.skipped.append((info.filename, f'cannot be read: {error}'))
+                continue
+            if parsed['style'] == 'blackboard' and not parsed['filename'] and parsed['ext'].lower() == '.txt':
+                text = data.decode('utf-8', 'replace')
+                if RECEIPT_NAME.search(text):
+                    receipts[(parsed['prefix'], parsed['attempt'])] = text
+                    continue
+            if parsed['style'] == 'moodle' and parsed.pop('plugin') != 'file':
+                summary.skipped.append((info.filename, 'not a file submission (Moodle online text, comments...)'))
+                continue
+            entry = Entry(zip_name=info.filename, data=data, **{k: v for k, v in parsed.items()
+                                                                 if k in Entry.__dataclass_fields__})
+            if parsed['style'] == 'blackboard':
+                blackboard.append((entry, parsed))
+            entries.append(entry)
+    for entry, parsed in blackboard:  # the user name and original file name, helped by the receipt
+        receipt = receipts.get((parsed['prefix'], parsed['attempt']), '')
+        user = RECEIPT_NAME.search(receipt)
+        if user and (parsed['prefix'] == user['user'] or parsed['prefix'].endswith('_' + user['user'])):
+            entry.lms_name = user['user']
+        else:
+            entry.lms_name = parsed['prefix'].rsplit('_', 1)[-1]
+        if not entry.filename:
+            stored = {m['stored']: m['original'] for m in RECEIPT_FILES.finditer(receipt)}
+            entry.filename = stored.get(entry.zip_name.rsplit('/', 1)[-1], entry.zip_name.rsplit('/', 1)[-1])
+    return entries
+
+
+def _student_id(entry, mapping):
+    """(student id, None) or (None, reason)."""
+    if mapping is not None:
+        for key in (entry.lms_name, entry.lms_number, slugify(entry.lms_name)):
+            if key and _key(key) in mapping:
+                return mapping[_key(key)], None
+        return None, 'unmatched'
+    if entry.style == 'moodle' and _key(entry.lms_name) == 'participant':  # Moodle's blind marking
+        return f'participant-{entry.lms_number}', None
+    slug = slugify(entry.lms_name)
+    if slug:
+        return slug, None
+    if entry.lms_number:
+        return f'{entry.style}-{entry.lms_number}', None
+    return None, f'no student id can be made from the name {entry.lms_name!r}: give a mapping file'
+
+
+def _safe_filename(name):
+    name = name.replace('\\', '/').rsplit('/', 1)[-1]
+    return None if name in ('', '.', '..', 'timestamp.txt') or '\0' in name else name
+
+
+def _existing_timestamp(folder):
+    try:
+        text = (folder / 'timestamp.txt').read_text().strip()
+    except OSError:
+        return None
+    for fmt in (TIMESTAMP_FORMAT, '%Y-%m-%d %H:%M:%S.%f', '%Y-%m-%d %H:%M:%S UTC', '%Y-%m-%d %H:%M:%S'):
+        try:
+            return datetime.datetime.strptime(text, fmt).replace(tzinfo=datetime.timezone.utc)
+        except ValueError:
+            pass
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+        return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return None
+
+
+def _digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def course_root():
+    return pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
+
+
+def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, timezone='UTC', dry_run=False,
+               max_bytes=MAX_FILE_BYTES):
+    """Import an LMS zip into <course>/submitted/; returns an ImportSummary (print its .format())."""
+    course = pathlib.Path(course or course_root()).resolve()
+    try:
+        zone = zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise LmsImportError(f'unknown time zone {timezone!r} (use an IANA name such as Europe/London)')
+    if not STUDENT_ID.match(assignment) or '..' in assignment:
+        raise LmsImportError(f'{assignment!r} is not an assignment id')
+    table = read_mapping(mapping) if mapping else None
+    summary = ImportSummary(zip_path=str(zip_path), assignment=assignment, dry_run=dry_run)
+    entries = read_entries(zip_path, summary, zone, max_bytes)
+
+    # Group the files by student and attempt.
+    groups, identities, unmatched = {}, {}, {}
+    for entry in entries:
+        summary.styles[entry.style] = summary.styles.get(entry.style, 0) + 1
+        student, reason = _student_id(entry, table)
+        if student is None:
+            if reason == 'unmatched':
+                unmatched.setdefault(entry.lms_name, None)
+            else:
+                summary.skipped.append((entry.zip_name, reason))
+            continue
+        identities.setdefault(student, set()).add((entry.style, _key(entry.lms_name), entry.lms_number))
+        groups.setdefault(student, {}).setdefault(entry.attempt, []).append(entry)
+    summary.unmatched = list(unmatched)
+
+    submitted = course / 'submitted'
+    release = course / 'release' / assignment
+    extras = sorted(p for p in release.iterdir() if p.is_file() and p.suffix != '.ipynb') if release.is_dir() else []
+    stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
+    for student in sorted(groups):
+        if len(identities[student]) > 1:
+            who = '; '.join(f'{name} ({style} {number})'.replace(' )', ')')
+                            for style, name, number in sorted(identities[student]))
+            summary.skipped.append((student, f'{len(identities[student])} different LMS users have this id ({who}): '
+                                             'give a mapping file'))
+            continue
+        attempts = groups[student]
+        newest = max(attempts, key=lambda a: max(e.when for e in attempts[a]))
+        for attempt in attempts:
+            if attempt != newest:
+                summary.skipped.append((f'{student} attempt {attempt}', 'an older attempt; the newest is imported'))
+        files, when = {}, max(e.when for e in attempts[newest])
+        for entry in sorted(attempts[newest], key=lambda e: e.when):
+            name = _safe_filename(entry.filename)
+            if name is None:
+                summary.skipped.append((entry.zip_name, f'unusable file name {entry.filename!r}'))
+                continue
+            if name in files and files[name] != entry.data:
+                summary.warnings.append(f'{student}: two files named {name}; the later one is kept')
+            files[name] = entry.data
+        if not any(name.lower().endswith('.ipynb') for name in files):
+            summary.skipped.append((student, f'no notebook among the files ({", ".join(sorted(files)) or "none"})'))
+            continue
+        for name, data in files.items():
+            if name.lower().endswith('.ipynb'):
+                try:
+                    json.loads(data.decode('utf-8'))
+                except (UnicodeDecodeError, ValueError):
+                    summary.warnings.append(f'{student}: {name} is not valid notebook JSON (imported as it is)')
+        if any(e.late for e in attempts[newest]):
+            summary.late.append(student)
+        timestamp = when.astimezone(datetime.timezone.utc).strftime(TIMESTAMP_FORMAT)
+
+        folder = submitted / student / assignment
+        if not folder.resolve().is_relative_to(submitted.resolve()):
+            summary.refused.append((student, 'the submission folder would be outside submitted/'))
+            continue
+        note, backup = '', None
+        if folder.exists():
+            have = {_digest(p.read_bytes()) for p in folder.iterdir() if p.is_file() and p.name != 'timestamp.txt'}
+            if {_digest(d) for d in files.values()} <= have:
+                summary.unchanged.append(student)
+                continue
+            old = _existing_timestamp(folder)
+            old_text = old.strftime(TIMESTAMP_FORMAT) if old else 'an unknown time'
+            if not replace and (old is None or when <= old):
+                summary.skipped.append((student, f'submitted/ already has a different submission, of {old_text}, '
+                                                 f'and the zip\'s ({timestamp}) is not newer: kept the one there '
+                                                 '(--replace takes the zip\'s)'))
+                continue
+            backup = course / 'lms_replaced' / stamp / student / assignment
+            summary.replaced.append((student, old_text, timestamp, str(backup.relative_to(course))))
+        else:
+            summary.imported.append((student, sorted(files), timestamp, note))
+        if dry_run:
+            continue
+        for extra in extras:  # the release's supporting files, as if the whole release folder was submitted
+            files.setdefault(extra.name, extra.read_bytes())
+        scratch = pathlib.Path(tempfile.mkdtemp(prefix='.lms-import-', dir=course))
+        try:
+            for name, data in files.items():
+                (scratch / name).write_bytes(data)
+            (scratch / 'timestamp.txt').write_text(timestamp + '\n')
+            if backup is not None:
+                backup.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(folder), str(backup))
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(scratch, folder)
+            folder.chmod(0o755)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    if table is not None:
+        found = set(groups)
+        summary.not_submitted = sorted(set(table.values()) - found)
+    return summary
+
+
+def guess_assignment(zip_path, assignments):
+    """The one assignment whose id begins the name of every notebook in the zip (case-insensitive), or None."""
+    entries = read_entries(zip_path, ImportSummary(zip_path=str(zip_path), assignment=''), datetime.timezone.utc)
+    names = [e.filename.casefold() for e in entries if e.filename.lower().endswith('.ipynb')]
+    fits = [a for a in assignments if names and all(n.startswith(a.casefold()) for n in names)]
+    return max(fits, key=len) if fits else None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('zip', help="the LMS's download of all submissions (.zip)")
+    parser.add_argument('--assignment', help='assignment id (default: the only assignment in source/, or the one '
+                                             'whose id begins the name of every notebook in the zip)')
+    parser.add_argument('--mapping', help='CSV file with columns lms_name,student_id')
+    parser.add_argument('--course', help='course folder (default: $COURSE_ROOT or this checkout)')
+    parser.add_argument('--replace', action='store_true',
+                        help='replace an existing different submission even when the zip\'s is not newer')
+    parser.add_argument('--timezone', default='UTC',
+                        help='time zone of the times in the zip (the LMS server\'s; default UTC)')
+    parser.add_argument('--dry-run', action='store_true', help='only report what would be imported')
+    args = parser.parse_args(argv)
+    course = pathlib.Path(args.course).resolve() if args.course else course_root()
+    assignment = args.assignment
+    try:
+        if not assignment:
+            found = sorted(p.name for p in (course / 'source').glob('*') if (p / f'{p.name}.ipynb').exists())
+            assignment = found[0] if len(found) == 1 else guess_assignment(args.zip, found)
+            if not assignment:
+                parser.error(f'--assignment is needed (assignments in source/: {", ".join(found) or "none"})')
+            print(f'assignment: {assignment}')
+        summary = import_zip(args.zip, assignment, course, mapping=args.mapping, replace=args.replace,
+                             timezone=args.timezone, dry_run=args.dry_run)
+    except LmsImportError as error:
+        raise SystemExit(f'LMS import failed: {error}')
+    print(summary.format())
+    if not summary.found_any:
+        raise SystemExit('LMS import: no submission found in the zip (is it the "download all submissions" zip?)')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,316 @@
+"""The report after grading: reports/<assignment>.html, one self-contained page (images embedded as base64).
+
+    python -m coursetools.report [--assignment A] [--db URL] [--course DIR]
+
+It reads the gradebook (marks per task and per check) and the autograded notebooks (the failed checks' messages,
+kernel deaths, timeouts), and shows
+
+* the class's marks: a histogram of the marks of each task and of the total, and a table per student;
+* the checks that failed most often: grade_id, how many students failed it (and who), its most common message;
+* the students with problems: 0 marks in total, a kernel that died, a cell that timed out, a missing or
+  unreadable notebook, a submission that was not graded, a late submission, and the notes in
+  reports/<assignment>-status.json ({"student": ["note", ...]}), which other grading steps may write.
+
+grades.csv (nbgrader's export) is written by `make grade` next to it.
+"""
+import argparse
+import base64
+import collections
+import datetime
+import html
+import io
+import json
+import os
+import pathlib
+import re
+
+from matplotlib.figure import Figure
+from nbgrader.api import Gradebook, MissingEntry
+
+from coursetools import marks
+
+ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+PROBLEM_ERRORS = {'KernelDied': 'the kernel died', 'CellTimeoutError': 'a cell timed out'}
+
+
+def course_root():
+    return pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
+
+
+def first_line(text, limit=200):
+    lines = [line.strip() for line in ANSI.sub('', str(text)).splitlines() if line.strip()]
+    line = lines[0] if lines else ''
+    return line if len(line) <= limit else line[:limit - 1] + '…'
+
+
+def error_message(output):
+    """`AssertionError: first line of the message` for an error output."""
+    message = first_line(output.get('evalue', ''))
+    return f'{output.get("ename", "Error")}: {message}' if message else output.get('ename', 'Error')
+
+
+# ---------------------------------------------------------------------------------------------------- gathering
+
+def read_gradebook(db_url, assignment):
+    """(notebooks, {grade_id: max}, {student: {grade_id: score}}, {student: seconds late})."""
+    cells, scores, late = {}, {}, {}
+    with Gradebook(db_url) as gradebook:
+        found = gradebook.find_assignment(assignment)
+        notebooks = [notebook.name for notebook in found.notebooks]
+        for notebook in found.notebooks:
+            for cell in notebook.grade_cells:
+                cells[cell.name] = cell.max_score
+        for student in sorted(s.id for s in gradebook.students):
+            try:
+                submission = gradebook.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            scores[student] = {grade.cell.name: grade.score for notebook in submission.notebooks
+                               for grade in notebook.grades if grade.cell.name in cells}
+            late[student] = submission.total_seconds_late or 0
+    return notebooks, cells, scores, late
+
+
+def read_autograded(path):
+    """({grade_id: [error outputs]}, [(cell label, ename) of kernel deaths and timeouts]) or raises."""
+    import nbformat
+    nb = nbformat.read(path, as_version=4)
+    errors, incidents = {}, []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != 'code':
+            continue
+        grade_id = cell.metadata.get('nbgrader', {}).get('grade_id') or f'cell {index + 1}'
+        for output in cell.get('outputs', []):
+            if output.get('output_type') != 'error':
+                continue
+            errors.setdefault(grade_id, []).append(output)
+            if output.get('ename') in PROBLEM_ERRORS:
+                incidents.append((grade_id, output.get('ename')))
+    return errors, incidents
+
+
+def read_status(path):
+    """{student: [notes]} from the optional status file; ({}, problem) when it is unreadable."""
+    if not path.exists():
+        return {}, None
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise ValueError('not a JSON object')
+        return {str(k): [str(n) for n in (v if isinstance(v, list) else [v])] for k, v in data.items()}, None
+    except (OSError, ValueError) as error:
+        return {}, f'{path.name} could not be read: {error}'
+
+
+def gather(course, assignment, db_url):
+    """Everything the page shows, as plain data (the tests and other tools may use it too)."""
+    course = pathlib.Path(course)
+    notebooks, cells, scores, late = read_gradebook(db_url, assignment)
+    table, maxima = marks.marks_by_task(db_url, assignment)
+    problems = collections.defaultdict(list)
+    failures = collections.defaultdict(dict)   # grade_id: {student: message}
+    status, status_problem = read_status(course / 'reports' / f'{assignment}-status.json')
+
+    submitted = sorted(p.parent.name for p in (course / 'submitted').glob(f'*/{assignment}') if p.is_dir())
+    for student in sorted(set(submitted) | set(scores)):
+        folder = course / 'submitted' / student / assignment
+        for notebook in notebooks:
+            path = folder / f'{notebook}.ipynb'
+            graded = (course / 'autograded' / student / assignment / f'{notebook}.ipynb').exists()
+            if folder.is_dir() and not path.exists() and not graded:  # (a repaired, renamed one was graded)
+                others = sorted(p.name for p in folder.glob('*.ipynb'))
+                problems[student].append(f'missing notebook {notebook}.ipynb' +
+                                         (f' (found {", ".join(others)})' if others else ''))
+            elif path.exists():
+                try:
+                    json.loads(path.read_text(encoding='utf-8'))
+                except (UnicodeDecodeError, ValueError):
+                    problems[student].append(f'unreadable notebook {notebook}.ipynb (not valid JSON)')
+        if student not in scores:
+            problems[student].append('not graded: no submission in the gradebook')
+            continue
+        errors = {}
+        for notebook in notebooks:
+            path = course / 'autograded' / student / assignment / f'{notebook}.ipynb'
+            if not path.exists():
+                if (folder / f'{notebook}.ipynb').exists():
+                    problems[student].append(f'{notebook}.ipynb was not autograded')
+                continue
+            try:
+                found, incidents = read_autograded(path)
+            except Exception as error:  # a notebook the grader could not read back
+                problems[student].append(f'autograded {notebook}.ipynb unreadable: {first_line(error)}')
+                continue
+            errors.update(found)
+            for grade_id, ename in incidents:
+                problems[student].append(f'{PROBLEM_ERRORS[ename]} in {grade_id}')
+        for grade_id, maximum in cells.items():
+            if scores[student].get(grade_id, 0) < maximum:
+                outputs = errors.get(grade_id, [])
+                failures[grade_id][student] = error_message(outputs[-1]) if outputs else '(no error message)'
+        total = sum(table.get(student, {}).values())
+        if total == 0:
+            problems[student].insert(0, '0 marks in total')
+        if late.get(student, 0) > 0:
+            problems[student].append(f'late by {datetime.timedelta(seconds=round(late[student]))}')
+    for student, notes in status.items():
+        problems[student].extend(notes)
+
+    failed = []
+    for grade_id, who in failures.items():
+        common = collections.Counter(who.values()).most_common()
+        failed.append(dict(grade_id=grade_id, task=marks.task_of(grade_id), count=len(who), students=sorted(who),
+                           message=common[0][0], message_count=common[0][1], messages=len(common)))
+    failed.sort(key=lambda f: (-f['count'], list(cells).index(f['grade_id'])))
+    return dict(assignment=assignment, table=table, maxima=maxima, failed=failed,
+                problems={s: problems[s] for s in sorted(problems) if problems[s]},
+                status_problem=status_problem, graded=len(scores))
+
+
+# ---------------------------------------------------------------------------------------------------- drawing
+
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format='png', dpi=100)
+    return base64.b64encode(buffer.getvalue()).decode('ascii')
+
+
+def histogram(values, maximum, title, width=2.6, height=2.0, colour='#3b78b0'):
+    """A bar per possible mark (0, 1, ... maximum; halves too if any mark is fractional), base64 PNG."""
+    step = 1 if all(float(v).is_integer() for v in values) and float(maximum).is_integer() else 0.5
+    marks_axis = [i * step for i in range(int(round(maximum / step)) + 1)]
+    counts = collections.Counter(round(v / step) * step for v in values)
+    figure = Figure(figsize=(width, height))
+    axes = figure.subplots()
+    axes.bar([str(f'{m:g}') for m in marks_axis], [counts.get(m, 0) for m in marks_axis], color=colour,
+             edgecolor='#1f3f5f', width=0.8)
+    axes.set_title(title, fontsize=10)
+    axes.set_xlabel('marks', fontsize=8)
+    axes.set_ylabel('students', fontsize=8)
+    axes.tick_params(labelsize=8)
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    axes.set_ylim(0, max(list(counts.values()) + [1]) * 1.15)
+    for side in ('top', 'right'):
+        axes.spines[side].set_visible(False)
+    figure.tight_layout()
+    return _png(figure)
+
+
+# ---------------------------------------------------------------------------------------------------- page
+
+STYLE = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 1100px;
+       color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+.meta { color: #666; margin-top: 0; }
+.grid { display: flex; flex-wrap: wrap; gap: 0.5em; }
+figure { margin: 0; border: 1px solid #e3e3e3; border-radius: 4px; background: #fff; }
+figure img { display: block; }
+figcaption { font-size: 0.8em; color: #555; text-align: center; padding-bottom: 0.3em; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border-bottom: 1px solid #e5e5e5; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f4f6f8; } td.num, th.num { text-align: right; }
+td.low { background: #fde8e8; } td.full { color: #2a7a2a; }
+code { font-size: 0.95em; } .message { font-family: ui-monospace, monospace; font-size: 0.85em; }
+.problem { margin: 0; padding-left: 1.2em; } .problem li { margin: 0.1em 0; }
+table.failed-checks code { white-space: nowrap; } .warning { color: #a33; }
+"""
+
+
+def _e(text):
+    return html.escape(str(text), quote=True)
+
+
+def render(data):
+    assignment, table, maxima = data['assignment'], data['table'], data['maxima']
+    totals = {student: sum(row.values()) for student, row in table.items()}
+    full = sum(maxima.values())
+    n = len(table)
+    mean = sum(totals.values()) / n if n else 0
+    parts = [f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+             f'<title>{_e(assignment)}: grading report</title><style>{STYLE}</style></head><body>',
+             f'<h1>{_e(assignment)}: grading report</h1>',
+             f'<p class="meta">{n} students graded; mean {mean:.1f} / {full:g}; '
+             f'{sum(t == full for t in totals.values())} with full marks; '
+             f'{len(data["problems"])} with problems. Generated {datetime.datetime.now():%Y-%m-%d %H:%M}.</p>']
+    if data.get('status_problem'):
+        parts.append(f'<p class="warning">{_e(data["status_problem"])}</p>')
+
+    parts.append('<h2>Marks per task</h2><div class="grid">')
+    for task, maximum in maxima.items():
+        image = histogram([row[task] for row in table.values()], maximum, f'{task} (/{maximum:g})')
+        parts.append(f'<figure class="task-histogram" data-task="{_e(task)}"><img alt="marks for {_e(task)}" '
+                     f'src="data:image/png;base64,{image}"></figure>')
+    image = histogram(list(totals.values()), full, f'total (/{full:g})', colour='#6a5acd',
+                      width=max(2.6, 0.28 * full + 1.2))
+    parts.append(f'<figure class="total-histogram"><img alt="total marks" src="data:image/png;base64,{image}">'
+                 '</figure></div>')
+
+    parts.append('<h2>Checks that failed most often</h2>')
+    if data['failed']:
+        parts.append('<table class="failed-checks"><tr><th>check</th><th class="num">students</th>'
+                     '<th>who</th><th>most common message</th></tr>')
+        for check in data['failed']:
+            also = (f' <small>(×{check["message_count"]}; {check["messages"] - 1} other message'
+                    f'{"s" if check["messages"] > 2 else ""})</small>' if check['messages'] > 1 else '')
+            parts.append(f'<tr data-grade-id="{_e(check["grade_id"])}"><td><code>{_e(check["grade_id"])}</code></td>'
+                         f'<td class="num">{check["count"]} / {n}</td><td>{_e(", ".join(check["students"]))}</td>'
+                         f'<td class="message">{_e(check["message"])}{also}</td></tr>')
+        parts.append('</table>')
+    else:
+        parts.append('<p>Every check passed for every student.</p>')
+
+    parts.append('<h2>Students with problems</h2>')
+    if data['problems']:
+        parts.append('<table class="problems"><tr><th>student</th><th class="num">total</th><th>problems</th></tr>')
+        for student, notes in data['problems'].items():
+            total = f'{totals[student]:g}' if student in totals else '–'
+            items = ''.join(f'<li>{_e(note)}</li>' for note in notes)
+            parts.append(f'<tr data-student="{_e(student)}"><td>{_e(student)}</td><td class="num">{total}</td>'
+                         f'<td><ul class="problem">{items}</ul></td></tr>')
+        parts.append('</table>')
+    else:
+        parts.append('<p>None.</p>')
+
+    parts.append('<h2>Marks per student</h2><table class="marks"><tr><th>student</th>' +
+                 ''.join(f'<th class="num">{_e(t)}<br><small>/{m:g}</small></th>' for t, m in maxima.items()) +
+                 f'<th class="num">total<br><small>/{full:g}</small></th></tr>')
+    for student, row in table.items():
+        cells = ''.join(f'<td class="num {"full" if row[t] >= m else "low" if row[t] == 0 else ""}">{row[t]:g}</td>'
+                        for t, m in maxima.items())
+        parts.append(f'<tr><td>{_e(student)}</td>{cells}<td class="num">{totals[student]:g}</td></tr>')
+    parts.append('</table></body></html>\n')
+    return '\n'.join(parts)
+
+
+def write_report(course_root, assignment, db_url=None):
+    """Write <course>/reports/<assignment>.html from the gradebook and the autograded notebooks; return its path."""
+    course = pathlib.Path(course_root)
+    db_url = db_url or 'sqlite:///' + str(course / 'gradebook.db')
+    page = render(gather(course, assignment, db_url))
+    path = course / 'reports' / f'{assignment}.html'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding='utf-8')
+    return path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--assignment', action='append', help='assignment id (default: every one in source/)')
+    parser.add_argument('--db', help='gradebook URL (default: gradebook.db in the course folder)')
+    parser.add_argument('--course', help='course folder (default: $COURSE_ROOT or this checkout)')
+    args = parser.parse_args(argv)
+    course = pathlib.Path(args.course).resolve() if args.course else course_root()
+    assignments = args.assignment or sorted(p.name for p in (course / 'source').glob('*')
+                                            if (p / f'{p.name}.ipynb').exists())
+    for assignment in assignments:
+        try:
+            print(f'Report: {write_report(course, assignment, args.db)}')
+        except MissingEntry:
+            if args.assignment:
+                raise SystemExit(f'{assignment} is not in the gradebook: grade it first (make grade)')
+            print(f'{assignment}: not graded yet, no report')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,1 @@
+# Submitted the release untouched: every stub raises NotImplementedError. Expected: 0/14.

@@ -1,0 +1,148 @@
+"""The second workbook, alpha_beta: the reference notebook runs clean and fast, the counts it teaches are true,
+and the demo class in demo_class/alpha_beta/ is graded, through `make grade`'s own code path, to exactly the marks
+each student's header comment reasons out."""
+import math
+import shutil
+import time
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import ROOT, copy_course, run_grade
+from coursetools import analysis, marks, oracle
+
+ASSIGNMENT = 'alpha_beta'
+SOURCE = ROOT / 'source' / ASSIGNMENT
+TASKS = ('score_counted', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games', 'reachable',
+         'canonical')
+MAXIMA = (2, 4, 2, 1, 2, 1, 1, 1)
+# student: marks per task, in TASKS order; the reasons are the header comments in demo_class/alpha_beta/<student>.py
+EXPECTED = {
+    'ada': (2, 4, 2, 1, 2, 1, 1, 1),   # correct
+    'ben': (2, 4, 2, 1, 2, 1, 1, 1),   # correct but slow (deep copies, reachable visits every path)
+    'cat': (1, 4, 2, 1, 2, 1, 1, 1),   # finished boards counted as 0 positions
+    'dan': (2, 3, 2, 1, 2, 1, 1, 1),   # cuts at alpha > beta: prunes, but not by the convention
+    'eve': (2, 3, 1, 1, 2, 1, 1, 1),   # >= keeps a later, possibly worse move; memo in a global dict
+    'fay': (2, 2, 2, 0, 2, 1, 1, 1),   # alphabeta never prunes; evaluate guesses finished boards too
+    'gus': (2, 4, 2, 1, 1, 0, 1, 1),   # no heuristic at the horizon; count_games returns a dict
+    'hal': (2, 4, 2, 1, 2, 1, 0, 0),   # reachable returns a list; canonical forgets mirror images
+    'ivy': (1, 4, 2, 1, 2, 0, 1, 1),   # counts only finished boards; draws counted as o wins
+    'jon': (1, 4, 1, 1, 2, 1, 1, 1),   # global running counter; memo stores unfinished boards only
+    'max': (0, 0, 0, 0, 0, 0, 0, 0),   # submitted the release untouched
+}
+
+
+def reference_functions():
+    """The given cell and the solution cells of the source notebook (no measurements, no widget)."""
+    nb = nbformat.read(SOURCE / f'{ASSIGNMENT}.ipynb', as_version=4)
+    namespace = {'__name__': '__reference__'}
+    for cell in nb.cells:
+        meta = cell.metadata.get('nbgrader', {})
+        if cell.cell_type == 'code' and (meta.get('solution') or cell.id in ('given', 'count-calls', 'symmetry-helpers')):
+            exec(compile(cell.source, f'<{cell.id}>', 'exec'), namespace)
+    return namespace
+
+
+@pytest.fixture(scope='module')
+def ref():
+    return reference_functions()
+
+
+# ---- the numbers the workbook teaches ------------------------------------------------------------------
+
+def test_published_counts_are_true():
+    assert oracle.search_tree_size(oracle.EMPTY_BOARD, 'x') == 549946
+    assert analysis.alphabeta_visits(oracle.EMPTY_BOARD, 'x') == (0, 18297)
+    assert analysis.alphabeta_visits(oracle.EMPTY_BOARD, 'x', -2, 2) == (0, 18297)
+    assert len(oracle.reachable_positions()) == 5478
+    assert oracle.count_games() == {'x': 131184, 'o': 77904, 'draw': 46080}
+    assert sum(oracle.count_games().values()) == 255168
+    assert analysis.symmetry_classes() == 765
+
+
+def test_reference_alphabeta_follows_the_stated_convention(ref):
+    assert ref['count_calls'](ref['alphabeta'], oracle.EMPTY_BOARD, 'x', -math.inf, math.inf) == ((0, (0, 0)), 18297)
+    for board in oracle.reachable_positions()[::37]:
+        player = oracle.to_move(board)
+        (value, move), calls = ref['count_calls'](ref['alphabeta'], board, player, -math.inf, math.inf)
+        assert (value, calls) == analysis.alphabeta_visits(board, player)
+        assert value == oracle.value(board, player)
+
+
+def test_reference_memo_and_analysis(ref):
+    known = {}
+    assert ref['count_calls'](ref['score_memo'], oracle.EMPTY_BOARD, 'x', known)[1] == 16168
+    assert len(known) == 5478
+    assert len(ref['reachable'](oracle.EMPTY_BOARD, 'x')) == 5478
+    assert len({ref['canonical'](b) for b in oracle.reachable_positions()}) == 765
+    for board in oracle.reachable_positions()[::53]:
+        assert math.isclose(ref['evaluate'](board), analysis.evaluation(board))
+        for depth in (1, 2):
+            player = oracle.to_move(board)
+            assert math.isclose(ref['score_depth'](board, player, depth)[0], analysis.depth_value(board, player, depth))
+
+
+# ---- the reference notebook ----------------------------------------------------------------------------
+
+def test_restart_and_run_all_passes_every_test_and_is_fast(tmp_path):
+    shutil.copytree(SOURCE, tmp_path / 'nb')
+    nb = nbformat.read(tmp_path / 'nb' / f'{ASSIGNMENT}.ipynb', as_version=4)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path / 'nb')}}).execute()
+    seconds = time.perf_counter() - start
+    errors = [(cell.id, output.ename, output.evalue) for cell in nb.cells if cell.cell_type == 'code'
+              for output in cell.outputs if output.output_type == 'error']
+    assert not errors
+    tests = [cell for cell in nb.cells if cell.metadata.get('nbgrader', {}).get('grade')]
+    assert sum(cell.metadata.nbgrader.points for cell in tests) == 14
+    assert {cell.id.split('-', 1)[0] for cell in tests} == set(TASKS)
+    table = ''.join(o.text for o in next(c for c in nb.cells if c.id == 'comparison-table').outputs if 'text' in o)
+    for row in ('plain minimax', '549,946', 'alpha-beta', '18,297', 'memoized minimax', '16,168', 'depth 2'):
+        assert row in table, table
+    assert seconds < 30, f'Restart & Run All took {seconds:.1f} s'   # about 5 s on an idle machine
+
+
+# ---- the demo class ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def graded(tmp_path_factory):
+    course = copy_course(tmp_path_factory.mktemp('course'), students=sorted(EXPECTED))
+    result = run_grade(course, ASSIGNMENT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return course, result
+
+
+def test_demo_class_is_large_and_covers_every_task():
+    assert len(EXPECTED) >= 8
+    full = EXPECTED['ada']
+    assert full == MAXIMA and EXPECTED['ben'] == MAXIMA
+    for task in range(len(TASKS)):
+        assert any(row[task] < full[task] for student, row in EXPECTED.items() if student != 'max'), TASKS[task]
+
+
+def test_every_student_gets_the_marks_they_deserve(graded):
+    course, _ = graded
+    table, maxima = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
+    assert tuple(maxima) == TASKS and tuple(maxima.values()) == MAXIMA
+    got = {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()}
+    assert got == EXPECTED
+
+
+def test_one_mistake_costs_the_right_cell(graded):
+    course, _ = graded
+    db = 'sqlite:///' + str(course / 'gradebook.db')
+    dan = marks.marks_by_cell(db, ASSIGNMENT, 'dan')
+    assert dan['alphabeta-count'] == 0 and dan['alphabeta-prunes'] == 1 and dan['alphabeta-moves'] == 1
+    eve = marks.marks_by_cell(db, ASSIGNMENT, 'eve')
+    assert eve['alphabeta-moves'] == 0 and eve['alphabeta-count'] == 1 and eve['score_memo-table'] == 0
+    fay = marks.marks_by_cell(db, ASSIGNMENT, 'fay')
+    assert fay['alphabeta-values'] == 1 and fay['alphabeta-prunes'] == 0
+    gus = marks.marks_by_cell(db, ASSIGNMENT, 'gus')
+    assert gus['score_depth-values'] == 0 and gus['score_depth-wins-and-blocks'] == 1
+    assert marks.marks_by_cell(db, ASSIGNMENT, 'cat')['score_counted-values'] == 1
+
+
+def test_grading_prints_the_table(graded):
+    _, result = graded
+    assert 'alpha_beta' in result.stdout and '/14' in result.stdout

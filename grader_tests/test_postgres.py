@@ -1,0 +1,112 @@
+"""The gradebook may live in PostgreSQL: `make grade` with `--db postgresql+psycopg2://...` gives the demo class
+exactly the marks it gets with SQLite. The tests start their own throw-away server on 127.0.0.1 (grader_tests/
+postgres.py); they skip only on a machine without the PostgreSQL server binaries (`make test` installs them).
+"""
+import csv
+import importlib.util
+import os
+import socket
+import sys
+
+import pytest
+
+from conftest import copy_course, run_grade
+from coursetools import marks
+from postgres import PostgresServer, PostgresUnavailable, find_bin_dir
+from test_demo_class import EXPECTED, TASKS
+
+ASSIGNMENT = 'noughts_and_crosses'
+
+
+@pytest.fixture(autouse=True)
+def venv_on_path(monkeypatch):
+    # nbgrader's Gradebook runs `alembic` as a subprocess when it opens a new database.
+    monkeypatch.setenv('PATH', os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ.get('PATH', ''))
+
+
+@pytest.fixture(scope='module')
+def postgres():
+    """A running throw-away server (PostgresServer, .url), stopped and removed after this module."""
+    if find_bin_dir() is None:
+        pytest.skip('no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (Debian package `postgresql`; '
+                    '`make test` installs it via scripts/system-packages.sh test)')
+    try:
+        server = PostgresServer()
+    except PostgresUnavailable as reason:
+        pytest.skip(str(reason))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope='module')
+def postgres_graded(postgres, tmp_path_factory):
+    """The whole demo class graded by `make grade`'s code path into the PostgreSQL gradebook."""
+    course = copy_course(tmp_path_factory.mktemp('pgcourse'))
+    result = run_grade(course, ASSIGNMENT, '--db', postgres.url)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return course, result
+
+
+def test_postgresql_gradebook_gives_the_sqlite_marks(postgres, postgres_graded, graded_class):
+    sqlite_course, _ = graded_class
+    in_sqlite = marks.marks_by_task('sqlite:///' + str(sqlite_course / 'gradebook.db'), ASSIGNMENT)
+    in_postgres = marks.marks_by_task(postgres.url, ASSIGNMENT)
+    assert in_postgres == in_sqlite
+    table, maxima = in_postgres
+    assert tuple(maxima) == TASKS
+    assert {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()} == EXPECTED
+    assert marks.marks_by_cell(postgres.url, ASSIGNMENT, 'dan')['score_end-diagonals'] == 0
+
+
+def test_postgresql_run_writes_nothing_to_sqlite_and_exports_the_same_grades(postgres_graded, graded_class):
+    course, result = postgres_graded
+    assert not (course / 'gradebook.db').exists(), 'grading with --db must not touch the SQLite gradebook'
+    assert 'ada' in result.stdout and '/12' in result.stdout
+
+    def scores(path, assignment=None):
+        with open(path) as handle:
+            return {row['student_id']: float(row['score']) for row in csv.DictReader(handle)
+                    if assignment is None or row['assignment'] == assignment}
+    assert scores(course / 'grades.csv', ASSIGNMENT) == scores(graded_class[0] / 'grades.csv', ASSIGNMENT)
+
+
+def test_server_listens_only_on_localhost(postgres):
+    import psycopg2
+    connection = psycopg2.connect(host='127.0.0.1', port=postgres.port, user='grader', password=postgres.password,
+                                  dbname='gradebook')
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute('SHOW listen_addresses')
+            assert cursor.fetchone()[0] == '127.0.0.1'
+            cursor.execute('SHOW unix_socket_directories')
+            assert cursor.fetchone()[0] == str(postgres.folder)
+            cursor.execute('SHOW server_version_num')
+            assert int(cursor.fetchone()[0]) >= 150000
+    finally:
+        connection.close()
+
+
+def test_plain_postgresql_url_works_when_psycopg3_is_installed(postgres, postgres_graded):
+    """SQLAlchemy 2.1 maps a plain postgresql:// URL to psycopg (3), not psycopg2."""
+    if importlib.util.find_spec('psycopg') is None:
+        pytest.skip('psycopg (3) is not installed: with SQLAlchemy 2.x a plain postgresql:// URL needs it; '
+                    'use postgresql+psycopg2://... (psycopg2-binary is installed)')
+    plain = postgres.url.replace('postgresql+psycopg2://', 'postgresql://')
+    assert marks.marks_by_task(plain, ASSIGNMENT) == marks.marks_by_task(postgres.url, ASSIGNMENT)
+
+
+def test_throwaway_server_is_stopped_and_removed():
+    if find_bin_dir() is None:
+        pytest.skip('no PostgreSQL server binaries in /usr/lib/postgresql/*/bin')
+    server = PostgresServer()
+    url = server.start()
+    folder, port = server.folder, server.port
+    assert url.startswith('postgresql+psycopg2://grader:') and f'@127.0.0.1:{port}/gradebook' in url
+    assert folder.is_dir()
+    server.stop()
+    assert not folder.exists()
+    with pytest.raises(OSError):
+        socket.create_connection(('127.0.0.1', port), timeout=2).close()

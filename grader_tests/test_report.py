@@ -1,0 +1,120 @@
+"""The report after grading (coursetools/report.py): reports/<assignment>.html for the graded demo class."""
+import base64
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from coursetools import report
+from test_demo_class import EXPECTED, TASKS
+
+A = 'noughts_and_crosses'
+
+
+def sqlite(course):
+    return 'sqlite:///' + str(course / 'gradebook.db')
+
+
+@pytest.fixture(scope='module')
+def page(graded_class):
+    course, _ = graded_class
+    path = report.write_report(course, A, sqlite(course))
+    assert path == course / 'reports' / f'{A}.html'
+    return path.read_text(encoding='utf-8')
+
+
+def rows(page, table_class, key):
+    """{data-key: row text (tags removed, entities decoded)} of one table of the page."""
+    table = re.search(rf'<table class="{table_class}">(.*?)</table>', page, re.S).group(1)
+    found = re.findall(rf'<tr data-{key}="([^"]+)">(.*?)</tr>', table, re.S)
+    return {html.unescape(k): html.unescape(re.sub(r'<[^>]+>', ' ', row)) for k, row in found}
+
+
+def test_one_histogram_per_task_and_one_of_the_totals(page):
+    assert re.findall(r'<figure class="task-histogram" data-task="([^"]+)">', page) == list(TASKS)
+    assert page.count('<figure class="total-histogram">') == 1
+
+
+def test_checks_that_failed_most_often(page):
+    failed = rows(page, 'failed-checks', 'grade-id')
+    assert 'dan' in failed['score_end-diagonals'] and 'score_end returned None' in failed['score_end-diagonals']
+    assert 'fay' in failed['play-types'] and 'should return a tuple of rows, not a list' in failed['play-types']
+    assert 'hal' in failed['moves-empty-cells']
+    # Only checks somebody failed, most failed first; a check that everybody passed is not listed.
+    counts = [int(re.search(r'(\d+) / 14', row).group(1)) for row in failed.values()]
+    assert counts == sorted(counts, reverse=True) and min(counts) >= 1
+    assert 'ada' not in ' '.join(failed.values())
+
+
+def test_students_with_problems(page):
+    problems = rows(page, 'problems', 'student')
+    assert '0 marks in total' in problems['max']
+    assert 'ada' not in problems and 'nia' not in problems  # nia's warnings on stderr are not a problem
+
+
+def test_marks_table_and_summary(page, graded_class):
+    marks_table = re.search(r'<table class="marks">(.*?)</table>', page, re.S).group(1)
+    for student, expected in EXPECTED.items():
+        cells = re.search(rf'<tr><td>{student}</td>(.*?)</tr>', marks_table).group(1)
+        assert [int(v) for v in re.findall(r'>(\d+)</td>', cells)] == [*expected, sum(expected)]
+    assert '14 students graded' in page
+
+
+def test_page_is_self_contained(page):
+    assert '<link' not in page and '<script' not in page and '@import' not in page
+    assert not re.search(r'(src|href)="(?!data:)', page), 'the page must not load anything'
+    images = re.findall(r'<img [^>]*src="data:image/png;base64,([^"]+)"', page)
+    assert len(images) == len(TASKS) + 1 and len(images) == page.count('<img ')
+    assert all(base64.b64decode(image)[:8] == b'\x89PNG\r\n\x1a\n' for image in images)
+
+
+def test_kernel_deaths_timeouts_missing_notebooks_and_status_notes(graded_class, tmp_path):
+    source, _ = graded_class
+    course = tmp_path / 'course'
+    for name in ('submitted', 'autograded', 'source'):
+        shutil.copytree(source / name, course / name)
+    shutil.copy2(source / 'gradebook.db', course / 'gradebook.db')
+    autograded = course / 'autograded' / '{}' / A / f'{A}.ipynb'
+
+    def add_error(student, grade_id, ename, evalue):
+        nb = nbformat.read(str(autograded).format(student), as_version=4)
+        cell = next(c for c in nb.cells if c.metadata.get('nbgrader', {}).get('grade_id') == grade_id)
+        cell.outputs.append(nbformat.v4.new_output('error', ename=ename, evalue=evalue, traceback=[]))
+        nbformat.write(nb, str(autograded).format(student))
+    add_error('ada', 'score-values', 'KernelDied', 'The kernel died while running this cell (killed by SIGKILL)')
+    add_error('ben', 'perfect_game-boards', 'CellTimeoutError', 'Cell did not finish within 180 s')
+    # cat's notebook went missing (only a differently named file) and was not graded; eve's is broken.
+    (course / 'submitted' / 'cat' / A / f'{A}.ipynb').rename(course / 'submitted' / 'cat' / A / 'notes.ipynb')
+    (course / 'autograded' / 'cat' / A / f'{A}.ipynb').unlink()
+    (course / 'submitted' / 'eve' / A / f'{A}.ipynb').write_text('{"cells": [')
+    (course / 'reports').mkdir()
+    (course / 'reports' / f'{A}-status.json').write_text(json.dumps(
+        {'dan': ["graded 'noughts_and_crosses (1).ipynb' as 'noughts_and_crosses.ipynb'"],
+         'zed': ['<script>alert(1)</script> no notebook submitted']}))
+
+    page = report.write_report(course, A, sqlite(course)).read_text()
+    problems = rows(page, 'problems', 'student')
+    assert 'the kernel died in score-values' in problems['ada']
+    assert 'a cell timed out in perfect_game-boards' in problems['ben']
+    assert 'missing notebook noughts_and_crosses.ipynb (found notes.ipynb)' in problems['cat']
+    assert 'unreadable notebook noughts_and_crosses.ipynb' in problems['eve']
+    assert "graded 'noughts_and_crosses (1).ipynb'" in problems['dan']
+    assert '<script>' not in page and '&lt;script&gt;alert(1)&lt;/script&gt;' in page
+
+
+def test_cli(graded_class, tmp_path):
+    source, _ = graded_class
+    course = tmp_path / 'course'
+    for name in ('submitted', 'autograded', 'source'):
+        shutil.copytree(source / name, course / name)
+    shutil.copy2(source / 'gradebook.db', course / 'gradebook.db')
+    result = subprocess.run([sys.executable, '-m', 'coursetools.report', '--assignment', A, '--course', str(course)],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert (course / 'reports' / f'{A}.html').exists() and f'reports/{A}.html' in result.stdout
