@@ -31,6 +31,24 @@ def restart_and_run_all(notebook_path):
     return time.perf_counter() - start
 
 
+def widget_cell_under_grading(notebook_path):
+    """Seconds the widget cell takes when NBGRADER_EXECUTION is set, as during autograde."""
+    os.environ['NBGRADER_EXECUTION'] = 'autograde'
+    try:
+        nb = nbformat.read(notebook_path, as_version=4)
+        client = NotebookClient(nb, timeout=600, kernel_name='python3', allow_errors=True,
+                                resources={'metadata': {'path': str(notebook_path.parent)}})
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type == 'code':
+                    start = time.perf_counter()
+                    client.execute_cell(cell, index)
+                    if cell.id == 'widget':
+                        return time.perf_counter() - start
+    finally:
+        del os.environ['NBGRADER_EXECUTION']
+
+
 def nbgrader(course, *args):
     env = dict(os.environ, PATH=os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ['PATH'])
     start = time.perf_counter()
@@ -58,6 +76,8 @@ def main():
         print(f'  plain minimax student (ada):          median {statistics.median(plain_times):.2f}  '
               f'min {min(plain_times):.2f}  max {max(plain_times):.2f}')
         print(f'  ratio reference / plain: {statistics.median(ref_times) / statistics.median(plain_times):.2f}')
+        print(f'  widget cell under nbgrader (NBGRADER_EXECUTION set): '
+              f'{widget_cell_under_grading(reference / "noughts_and_crosses.ipynb"):.3f} s')
         if args.skip_autograde:
             return
         course = copy_course(scratch / 'course')
