@@ -76,6 +76,11 @@ def main():
         print(f'  plain minimax student (ada):          median {statistics.median(plain_times):.2f}  '
               f'min {min(plain_times):.2f}  max {max(plain_times):.2f}')
         print(f'  ratio reference / plain: {statistics.median(ref_times) / statistics.median(plain_times):.2f}')
+        second = scratch / 'alpha_beta'
+        shutil.copytree(ROOT / 'source' / 'alpha_beta', second)
+        ab_times = [restart_and_run_all(second / 'alpha_beta.ipynb') for _ in range(args.runs)]
+        print(f'  alpha_beta reference:                 median {statistics.median(ab_times):.2f}  '
+              f'min {min(ab_times):.2f}  max {max(ab_times):.2f}')
         print(f'  widget cell under nbgrader (NBGRADER_EXECUTION set): '
               f'{widget_cell_under_grading(reference / "noughts_and_crosses.ipynb"):.3f} s')
         if args.skip_autograde:

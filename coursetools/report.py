@@ -227,7 +227,7 @@ def render(data):
     full = sum(maxima.values())
     n = len(table)
     mean = sum(totals.values()) / n if n else 0
-    parts = [f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
              f'<title>{_e(assignment)}: grading report</title><style>{STYLE}</style></head><body>',
              f'<h1>{_e(assignment)}: grading report</h1>',
              f'<p class="meta">{n} students graded; mean {mean:.1f} / {full:g}; '

@@ -3,7 +3,6 @@ and the demo class in demo_class/alpha_beta/ is graded, through `make grade`'s o
 each student's header comment reasons out."""
 import math
 import shutil
-import time
 
 import nbformat
 import pytest
@@ -85,12 +84,10 @@ def test_reference_memo_and_analysis(ref):
 
 # ---- the reference notebook ----------------------------------------------------------------------------
 
-def test_restart_and_run_all_passes_every_test_and_is_fast(tmp_path):
+def test_restart_and_run_all_passes_every_test(tmp_path):
     shutil.copytree(SOURCE, tmp_path / 'nb')
     nb = nbformat.read(tmp_path / 'nb' / f'{ASSIGNMENT}.ipynb', as_version=4)
-    start = time.perf_counter()
     NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path / 'nb')}}).execute()
-    seconds = time.perf_counter() - start
     errors = [(cell.id, output.ename, output.evalue) for cell in nb.cells if cell.cell_type == 'code'
               for output in cell.outputs if output.output_type == 'error']
     assert not errors
@@ -100,7 +97,6 @@ def test_restart_and_run_all_passes_every_test_and_is_fast(tmp_path):
     table = ''.join(o.text for o in next(c for c in nb.cells if c.id == 'comparison-table').outputs if 'text' in o)
     for row in ('plain minimax', '549,946', 'alpha-beta', '18,297', 'memoized minimax', '16,168', 'depth 2'):
         assert row in table, table
-    assert seconds < 30, f'Restart & Run All took {seconds:.1f} s'   # about 5 s on an idle machine
 
 
 # ---- the demo class ------------------------------------------------------------------------------------

@@ -2,13 +2,11 @@
 each student deserves. The reasons are written next to each student in demo_class/noughts_and_crosses/."""
 import csv
 import filecmp
-import json
 import shutil
 
 import nbformat
-import pytest
 
-from conftest import ROOT, copy_course, run_grade
+from conftest import ROOT, run_grade
 from coursetools import democlass, marks
 
 TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')

@@ -2,9 +2,7 @@
 
 Real kernels, real bwrap; no mocks.  Notebooks are built the way a student's would be.
 """
-import json
 import os
-import time
 from pathlib import Path
 
 import nbformat

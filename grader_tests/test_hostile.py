@@ -6,7 +6,6 @@ everything they must not have been able to touch.
 """
 import copy
 import hashlib
-import json
 import os
 import pathlib
 import signal
@@ -123,7 +122,7 @@ def build_duplicator():
     score_end = nb.cells[ids.index('score_end')]
     nb.cells.insert(ids.index('score_end'), copy.deepcopy(score_end))        # pasted twice
     play = nb.cells[ids.index('play') + 1]
-    first, second = copy.deepcopy(play), play                                  # split cell: both keep the id
+    first = copy.deepcopy(play)                                   # a split cell: both halves keep the id
     first.source = 'def flip(mark):\n    return "o" if mark == "x" else "x"'
     nb.cells.insert(ids.index('play') + 1, first)
     for cell in nb.cells:

@@ -19,7 +19,7 @@ import math
 
 from coursetools import analysis, oracle
 from coursetools.checks import noughts_and_crosses as base
-from coursetools.checks.noughts_and_crosses import _as_move, _call, _function, _run_when_cell_ends, picture
+from coursetools.checks.noughts_and_crosses import _as_move, _call, _function, picture
 
 GIVEN = ('print_state', 'score_end', 'play', 'moves', 'score', 'other')
 FUNCTIONS = ('score_counted', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games', 'reachable',
@@ -85,25 +85,12 @@ def isolate(namespace, testing):
 
     The function under test is memoized if its answers depend on its arguments only. Returns a function that
     undoes the change (it also runs by itself when the IPython cell ends, even if the cell fails)."""
-    names = GIVEN + FUNCTIONS
-    saved = {name: namespace.get(name, _MISSING) for name in names}
-    for name in names:
-        if name != testing:
-            namespace[name] = REFERENCE[name]
-    own = saved.get(testing, _MISSING)
+    replacements = {name: REFERENCE[name] for name in GIVEN + FUNCTIONS if name != testing}
+    own = namespace.get(testing, _MISSING)
     if testing in MEMOIZED and callable(own):
         base._clear_student_cache(own)
-        namespace[testing] = base.memoized(own, 'alpha_beta')
-
-    def restore(*_):
-        for name, value in saved.items():
-            if value is _MISSING:
-                namespace.pop(name, None)
-            else:
-                namespace[name] = value
-
-    _run_when_cell_ends(restore)
-    return restore
+        replacements[testing] = base.memoized(own, 'alpha_beta')
+    return base.replace_until_cell_ends(namespace, replacements)
 
 
 @contextlib.contextmanager

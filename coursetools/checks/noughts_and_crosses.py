@@ -85,15 +85,20 @@ def isolate(namespace, testing):
     everything stays the student's own. The student's `score` is memoized in both cases. Returns a function
     that undoes the change; inside IPython it also runs by itself when the cell ends, even if the cell fails.
     """
-    saved = {name: namespace.get(name, _MISSING) for name in FUNCTIONS}
-    own_score = saved['score']
-    if testing != 'perfect_game':
-        for name, function in REFERENCE.items():
-            if name != testing:
-                namespace[name] = function
+    own_score = namespace.get('score', _MISSING)
+    replacements = {} if testing == 'perfect_game' else {
+        name: function for name, function in REFERENCE.items() if name != testing}
     if testing in ('score', 'perfect_game') and callable(own_score):
         _clear_student_cache(own_score)
-        namespace['score'] = memoized(own_score, 'own' if testing == 'perfect_game' else 'isolated')
+        replacements['score'] = memoized(own_score, 'own' if testing == 'perfect_game' else 'isolated')
+    return replace_until_cell_ends(namespace, replacements, then=lambda: _clear_student_cache(own_score))
+
+
+def replace_until_cell_ends(namespace, replacements, then=None):
+    """Bind `replacements` in `namespace` until the current cell ends, then put back what was there (or
+    nothing) and call `then`. Returns the undo function, for use outside IPython."""
+    saved = {name: namespace.get(name, _MISSING) for name in replacements}
+    namespace.update(replacements)
 
     def restore(*_):
         for name, value in saved.items():
@@ -101,8 +106,8 @@ def isolate(namespace, testing):
                 namespace.pop(name, None)
             else:
                 namespace[name] = value
-        if callable(own_score):
-            _clear_student_cache(own_score)
+        if then:
+            then()
 
     _run_when_cell_ends(restore)
     return restore
@@ -201,7 +206,7 @@ def print_state_format(print_state):
         expected = ['|'.join(row).rstrip() for row in board]
         got = printed_lines(print_state, board)
         assert got == expected, (
-            f'print_state printed\n' + '\n'.join('    ' + line for line in got) +
+            'print_state printed\n' + '\n'.join('    ' + line for line in got) +
             f'\nbut should print three rows like this:\n{picture(board)}')
 
 
