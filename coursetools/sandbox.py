@@ -228,6 +228,9 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
     if uid is None:
         args += ["--unshare-user"]
     args += _system_args()
+    # The private /tmp comes before the read-only binds: a course checked out under /tmp (a CI clone, say)
+    # must stay visible on top of it.
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
     ro = _python_paths() + [course_package_dir(), *layout.extra_ro_binds]
     seen: set = set()
     made: set = {"/"}
@@ -243,9 +246,7 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
                 made.add(sp)
                 args += ["--perms", "0755", "--dir", sp]
         args += ["--ro-bind", p, p]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--tmpfs", "/tmp",
-             "--perms", "0777", "--tmpfs", SANDBOX_HOME,
+    args += ["--perms", "0777", "--tmpfs", SANDBOX_HOME,
              "--bind", layout.workdir, inner,
              *_parent_dirs(layout.conn_dir, made),
              "--bind", layout.conn_dir, layout.conn_dir,

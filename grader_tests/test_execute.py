@@ -9,13 +9,11 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from coursetools import sandbox
 from coursetools.execute import SandboxedExecute, SandboxUnavailable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "execute"
 
-needs_sandbox = pytest.mark.skipif(sandbox.probe() is not None,
-                                   reason=f"sandbox unavailable: {sandbox.probe()}")
+from conftest import needs_sandbox  # noqa: E402
 
 
 def run(cells, tmp_path, **traits):

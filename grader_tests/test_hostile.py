@@ -17,10 +17,10 @@ import time
 import nbformat
 import pytest
 
-from conftest import ROOT, copy_course, run_grade
-from coursetools import democlass, marks, sandbox
+from conftest import ROOT, copy_course, needs_sandbox, run_grade
+from coursetools import democlass, marks
 
-pytestmark = pytest.mark.skipif(sandbox.probe() is not None, reason=f'sandbox unavailable: {sandbox.probe()}')
+pytestmark = needs_sandbox
 
 ASSIGNMENT = 'noughts_and_crosses'
 NOTEBOOK = f'{ASSIGNMENT}.ipynb'

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 import uuid
@@ -18,8 +19,9 @@ from nbformat.v4 import new_code_cell, new_notebook
 from coursetools import sandbox
 from coursetools.execute import SandboxedExecute, SandboxUnavailable
 
-pytestmark = pytest.mark.skipif(sandbox.probe() is not None,
-                                reason=f"sandbox unavailable: {sandbox.probe()}")
+from conftest import needs_sandbox  # noqa: E402
+
+pytestmark = needs_sandbox
 
 COURSE_ROOT = Path(sandbox.course_package_dir()).parent     # /work/main
 
@@ -210,3 +212,18 @@ def test_build_command_binds_only_what_is_needed(tmp_path):
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
                  "--clearenv"):
         assert flag in cmd
+
+
+def test_read_only_binds_under_tmp_stay_visible(tmp_path):
+    # A course checked out under /tmp (a CI clone) must be visible above the sandbox's private /tmp.
+    shared = tmp_path / 'course-under-tmp'
+    shared.mkdir()
+    (shared / 'visible.txt').write_text('seen')
+    work, conn = tmp_path / 'work', tmp_path / 'conn'
+    work.mkdir()
+    conn.mkdir()
+    layout = sandbox.SandboxLayout(str(work), str(conn), extra_ro_binds=[str(shared)])
+    command = sandbox.build_command(
+        [sys.executable, '-c', f'print(open({str(shared / "visible.txt")!r}).read())'], layout)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == 'seen', result.stderr
