@@ -40,3 +40,9 @@ c.Autograde.autograde_preprocessors = [
 
 # Feedback shows each check's name and failure message, but not the code of hidden tests.
 c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
+
+# Parallel grading (`make grade`, coursetools.parallel): an existing Dask scheduler instead of a LocalCluster
+# here ('tcp://host:8786'), the LocalCluster's worker processes (0: one per core), and kernels started ahead.
+c.ParallelGrading.scheduler = ''
+c.ParallelGrading.workers = 0
+c.ParallelGrading.prestart_kernels = True

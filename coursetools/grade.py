@@ -15,7 +15,7 @@ import sys
 
 from nbgrader.api import Gradebook
 
-from coursetools import marks, repair, report, sandbox
+from coursetools import marks, parallel, repair, report, sandbox
 
 ROOT = pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
 
@@ -59,13 +59,32 @@ def check_sandbox():
 STAGING = '.grading/submitted'  # repaired copies of submitted/, relative to the course folder
 
 
-def autograde(assignment, db=None, options=()):
-    """Stage repaired copies of the submissions, then autograde them; returns {student: notes}."""
+def autograde(assignment, db=None, options=(), scheduler=None, workers=None, sequential=False):
+    """Stage repaired copies of the submissions, then autograde them; returns {student: notes}.
+
+    Notebooks are executed in parallel on Dask (coursetools.parallel) unless `sequential`, which runs plain
+    `nbgrader autograde` instead; grades are written by this process alone either way."""
     staging = ROOT / STAGING
     notes = repair.stage(ROOT, assignment, staging)
     for student, student_notes in notes.items():
         for note in student_notes:
             print(f'   {student}: {note}', flush=True)
+    if sequential:
+        sequential_autograde(assignment, notes, db, options)
+    else:
+        report = parallel.autograde(ROOT, assignment, db_url=db, submitted_dir=staging, scheduler=scheduler,
+                                    workers=workers, notes=notes, options=options)
+        for student, student_notes in report.items():
+            notes[student] = list(dict.fromkeys(notes.get(student, []) + list(student_notes)))
+        for student in report.failed:
+            error = (report.errors.get(student) or '').strip().splitlines()
+            notes.setdefault(student, []).append('could not be graded' + (f': {error[-1]}' if error else ''))
+    ungraded = [s for s in notes if not list((staging / s / assignment).glob('*.ipynb'))]
+    record_zero(db or default_db_url(), assignment, ungraded, staging)
+    return notes
+
+
+def sequential_autograde(assignment, notes, db, options):
     result = nbgrader('autograde', assignment, '--force', f'--CourseDirectory.submitted_directory={STAGING}',
                       *options, db=db, check=False)
     if result.returncode != 0:
@@ -78,9 +97,6 @@ def autograde(assignment, db=None, options=()):
         if not failed:
             sys.stderr.write(result.stdout + result.stderr)
             raise SystemExit(f'nbgrader autograde {assignment} failed; its log is above.')
-    ungraded = [s for s in notes if not list((staging / s / assignment).glob('*.ipynb'))]
-    record_zero(db or default_db_url(), assignment, ungraded, staging)
-    return notes
 
 
 def record_zero(db, assignment, students, staging):
@@ -112,7 +128,7 @@ def export(db=None):
     os.replace(partial, ROOT / 'grades.csv')
 
 
-def grade(assignment_ids, db=None, options=()):
+def grade(assignment_ids, db=None, options=(), scheduler=None, workers=None, sequential=False):
     """Grade every submission of each assignment; `db` is a gradebook URL (default: gradebook.db here);
     `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30."""
     check_sandbox()
@@ -120,7 +136,8 @@ def grade(assignment_ids, db=None, options=()):
         print(f'== {assignment}: release', flush=True)
         nbgrader('generate_assignment', assignment, '--force', db=db)
         print(f'== {assignment}: autograde', flush=True)
-        write_status(assignment, autograde(assignment, db=db, options=options))
+        write_status(assignment, autograde(assignment, db=db, options=options, scheduler=scheduler,
+                                           workers=workers, sequential=sequential))
         print(f'== {assignment}: feedback', flush=True)
         nbgrader('generate_feedback', assignment, '--force', db=db)
     export(db=db)
@@ -134,12 +151,18 @@ def grade(assignment_ids, db=None, options=()):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('assignment', nargs='*', help='assignment ids (default: every assignment in source/)')
+    parser.add_argument('--scheduler', help='address of an existing Dask scheduler, e.g. tcp://host:8786 '
+                        '(default: c.ParallelGrading.scheduler, else a LocalCluster on this machine)')
+    parser.add_argument('--workers', type=int, help='LocalCluster worker processes (default: one per core)')
+    parser.add_argument('--sequential', action='store_true',
+                        help='grade one notebook at a time with plain `nbgrader autograde` instead of Dask')
     parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')
     args, options = parser.parse_known_args(argv)
     unknown = [o for o in options if not o.startswith('--') or '=' not in o]
     if unknown:
         parser.error(f'unrecognised arguments: {" ".join(unknown)} (nbgrader settings look like --Class.trait=value)')
-    grade(args.assignment or assignments(), db=args.db, options=options)
+    grade(args.assignment or assignments(), db=args.db, options=options, scheduler=args.scheduler,
+          workers=args.workers, sequential=args.sequential)
 
 
 if __name__ == '__main__':
