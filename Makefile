@@ -48,9 +48,13 @@ demo-class: venv
 demo: venv
 	$(BIN)/python -m jupyter lab --ServerApp.root_dir=source/noughts_and_crosses noughts_and_crosses.ipynb
 
+## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading).
 benchmark: venv
+	bash scripts/system-packages.sh grade
 	$(BIN)/python benchmarks/notebook_benchmark.py
 	$(BIN)/python benchmarks/widget_benchmark.py
+	$(BIN)/python benchmarks/sandbox_overhead.py
+	$(BIN)/python benchmarks/grading_benchmark.py --students 40
 
 clean:
 	rm -rf autograded feedback gradebook.db grades.csv reports

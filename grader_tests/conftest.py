@@ -7,6 +7,7 @@ import sys
 
 import nbformat
 import pytest
+from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -41,6 +42,16 @@ def run_grade(course, *args):
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
     return subprocess.run([sys.executable, '-m', 'coursetools.grade', *args], cwd=course, env=env,
                           capture_output=True, text=True)
+
+
+def run_all(source_folder, notebook, workdir):
+    """Restart & Run All of a copy of `source_folder/notebook` in `workdir`; returns (notebook, error outputs)."""
+    shutil.copytree(source_folder, workdir)
+    nb = nbformat.read(pathlib.Path(workdir) / notebook, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(workdir)}}).execute()
+    errors = [(cell.id, output.ename, output.evalue) for cell in nb.cells if cell.cell_type == 'code'
+              for output in cell.outputs if output.output_type == 'error']
+    return nb, errors
 
 
 def solution_functions(assignment='noughts_and_crosses'):

@@ -2,13 +2,11 @@
 and the demo class in demo_class/alpha_beta/ is graded, through `make grade`'s own code path, to exactly the marks
 each student's header comment reasons out."""
 import math
-import shutil
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
-from conftest import ROOT, copy_course, run_grade
+from conftest import ROOT, copy_course, run_all, run_grade
 from coursetools import analysis, marks, oracle
 
 ASSIGNMENT = 'alpha_beta'
@@ -85,11 +83,7 @@ def test_reference_memo_and_analysis(ref):
 # ---- the reference notebook ----------------------------------------------------------------------------
 
 def test_restart_and_run_all_passes_every_test(tmp_path):
-    shutil.copytree(SOURCE, tmp_path / 'nb')
-    nb = nbformat.read(tmp_path / 'nb' / f'{ASSIGNMENT}.ipynb', as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path / 'nb')}}).execute()
-    errors = [(cell.id, output.ename, output.evalue) for cell in nb.cells if cell.cell_type == 'code'
-              for output in cell.outputs if output.output_type == 'error']
+    nb, errors = run_all(SOURCE, f'{ASSIGNMENT}.ipynb', tmp_path / 'nb')
     assert not errors
     tests = [cell for cell in nb.cells if cell.metadata.get('nbgrader', {}).get('grade')]
     assert sum(cell.metadata.nbgrader.points for cell in tests) == 14

@@ -4,20 +4,14 @@ import shutil
 import subprocess
 import sys
 
-import nbformat
-from nbclient import NotebookClient
 
-from conftest import ROOT
+from conftest import ROOT, run_all
 
 SOURCE = ROOT / 'source' / 'noughts_and_crosses'
 
 
 def test_restart_and_run_all_passes_every_test(tmp_path):
-    shutil.copytree(SOURCE, tmp_path / 'nb')
-    nb = nbformat.read(tmp_path / 'nb' / 'noughts_and_crosses.ipynb', as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path / 'nb')}}).execute()
-    errors = [(cell.id, output.ename, output.evalue) for cell in nb.cells if cell.cell_type == 'code'
-              for output in cell.outputs if output.output_type == 'error']
+    nb, errors = run_all(SOURCE, 'noughts_and_crosses.ipynb', tmp_path / 'nb')
     assert not errors
     tests = [cell for cell in nb.cells if cell.metadata.get('nbgrader', {}).get('grade')]
     assert sum(cell.metadata.nbgrader.points for cell in tests) == 12
