@@ -6,7 +6,7 @@ import shutil
 
 import nbformat
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, copy_course, run_grade
 from coursetools import democlass, marks
 
 TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
@@ -99,3 +99,12 @@ def test_regrading_gives_the_same_marks(graded_class):
     again = run_grade(course.parent / 'again', 'noughts_and_crosses')
     assert again.returncode == 0, again.stderr
     assert marks.marks_by_task('sqlite:///' + str(course.parent / 'again' / 'gradebook.db'), 'noughts_and_crosses') == before
+
+
+def test_sequential_grading_gives_the_same_marks(tmp_path):
+    course = copy_course(tmp_path / 'course', students=('ada', 'dan', 'max'))
+    result = run_grade(course, 'noughts_and_crosses', '--sequential')
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
+    assert {s: tuple(int(row[t]) for t in TASKS) for s, row in table.items()} == {
+        s: EXPECTED[s] for s in ('ada', 'dan', 'max')}
