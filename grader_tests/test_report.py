@@ -74,12 +74,18 @@ def test_page_is_self_contained(page):
     assert all(base64.b64decode(image)[:8] == b'\x89PNG\r\n\x1a\n' for image in images)
 
 
-def test_kernel_deaths_timeouts_missing_notebooks_and_status_notes(graded_class, tmp_path):
+def graded_copy(graded_class, tmp_path):
+    """A copy of the graded demo class (submissions, autograded notebooks, source, gradebook) to change freely."""
     source, _ = graded_class
     course = tmp_path / 'course'
     for name in ('submitted', 'autograded', 'source'):
         shutil.copytree(source / name, course / name)
     shutil.copy2(source / 'gradebook.db', course / 'gradebook.db')
+    return course
+
+
+def test_kernel_deaths_timeouts_missing_notebooks_and_status_notes(graded_class, tmp_path):
+    course = graded_copy(graded_class, tmp_path)
     autograded = course / 'autograded' / '{}' / A / f'{A}.ipynb'
 
     def add_error(student, grade_id, ename, evalue):
@@ -109,11 +115,7 @@ def test_kernel_deaths_timeouts_missing_notebooks_and_status_notes(graded_class,
 
 
 def test_cli(graded_class, tmp_path):
-    source, _ = graded_class
-    course = tmp_path / 'course'
-    for name in ('submitted', 'autograded', 'source'):
-        shutil.copytree(source / name, course / name)
-    shutil.copy2(source / 'gradebook.db', course / 'gradebook.db')
+    course = graded_copy(graded_class, tmp_path)
     result = subprocess.run([sys.executable, '-m', 'coursetools.report', '--assignment', A, '--course', str(course)],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
