@@ -42,7 +42,10 @@ c.Autograde.autograde_preprocessors = [
 c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
 
 # Parallel grading (`make grade`, coursetools.parallel): an existing Dask scheduler instead of a LocalCluster
-# here ('tcp://host:8786'), the LocalCluster's worker processes (0: one per core), and kernels started ahead.
+# here ('tcp://host:8786'), notebooks at once (0: cores + 1), kernels forked from warm sandboxed fork servers
+# that have imported and warmed up the hidden checks (docs/parallel.md), else kernels started ahead.
 c.ParallelGrading.scheduler = ''
 c.ParallelGrading.workers = 0
+c.ParallelGrading.fork_server = True
+c.ParallelGrading.preload = ['coursetools.checks.noughts_and_crosses', 'coursetools.checks.alpha_beta']
 c.ParallelGrading.prestart_kernels = True

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -39,7 +40,7 @@ from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.client import NotebookClient
 from nbformat.notebooknode import NotebookNode
-from traitlets import Bool, Float, Integer, Unicode
+from traitlets import Bool, Float, Integer, List, Unicode
 
 from nbgrader.preprocessors import Execute
 
@@ -53,6 +54,22 @@ def _mb(n: int) -> str:
     return f"{n / 1024**2:g} MB" if n < 1024**3 else f"{n / 1024**3:g} GB"
 
 
+def preloading_command(kernel_cmd: list[str], modules) -> list[str]:
+    """``python -m ipykernel_launcher ARGS`` as ``python -c BOOT ARGS``, where BOOT imports `modules` before the
+    kernel's folder is on sys.path (IPython puts it back, after the standard library, when the shell starts), so
+    that a file in a submission cannot stand in for them or for ipykernel's own imports. Other commands are
+    returned as they are."""
+    if not modules or kernel_cmd[1:3] != ["-m", "ipykernel_launcher"]:
+        return list(kernel_cmd)
+    for name in modules:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", name):
+            raise ValueError(f"not a module name: {name!r}")
+    boot = ("import sys\nwhile '' in sys.path: sys.path.remove('')\n"
+            + "".join(f"import {name}\n" for name in modules)
+            + "from ipykernel import kernelapp\nkernelapp.launch_new_instance()\n")
+    return [kernel_cmd[0], "-c", boot, *kernel_cmd[3:]]
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """AsyncKernelManager that wraps the kernel command in bwrap + the rlimit launcher.
 
@@ -61,9 +78,10 @@ class SandboxedKernelManager(AsyncKernelManager):
     """
 
     def setup_sandbox(self, *, sandboxed: bool, workdir: str, conn_dir: str,
-                      limits: Limits, uid: Optional[int], inner_workdir: Optional[str] = None):
+                      limits: Limits, uid: Optional[int], inner_workdir: Optional[str] = None,
+                      preload: tuple = ()):
         self._sbx = dict(sandboxed=sandboxed, workdir=workdir, conn_dir=conn_dir,
-                         limits=limits, uid=uid, inner_workdir=inner_workdir)
+                         limits=limits, uid=uid, inner_workdir=inner_workdir, preload=tuple(preload))
         if sandboxed:
             # The kernel has no network: ZeroMQ over unix sockets in a dir bound into the sandbox.
             self.transport = "ipc"
@@ -72,10 +90,15 @@ class SandboxedKernelManager(AsyncKernelManager):
             # bwrap does not forward SIGINT into the sandbox: interrupt via the control channel.
             self.kernel_spec.interrupt_mode = "message"
 
+    fork_server = None      # a coursetools.forkserver.ForkServer: fork the kernel from it instead of starting one
+
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         cfg = getattr(self, "_sbx", None)
         if cfg is None:
             return await super()._async_launch_kernel(kernel_cmd, **kw)
+        if self.fork_server is not None and cfg["sandboxed"]:
+            return await self._fork_kernel(kernel_cmd, cfg)
+        kernel_cmd = preloading_command(kernel_cmd, cfg.get("preload", ()))
         limits: Limits = cfg["limits"]
         if cfg["sandboxed"]:
             uid = cfg["uid"]
@@ -104,6 +127,24 @@ class SandboxedKernelManager(AsyncKernelManager):
         with open(log_path, "ab") as log:
             kw["stdout"] = kw["stderr"] = log
             await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    async def _fork_kernel(self, kernel_cmd: list[str], cfg: dict) -> None:
+        """Fork the kernel from the fork server (same sandbox layout and limits); the provisioner gets a
+        Popen-like handle, so polling, signals and shutdown work as for a launched kernel."""
+        server = self.fork_server
+        if "ipykernel_launcher" not in kernel_cmd:
+            raise RuntimeError(f"the kernel fork server runs ipykernel kernels only, not {kernel_cmd}")
+        argv = kernel_cmd[kernel_cmd.index("ipykernel_launcher") + 1:]
+        self._sbx_log = os.path.join(cfg["conn_dir"], "kernel.log")
+        if cfg["uid"] is not None:
+            sbx.chown_tree(cfg["conn_dir"], cfg["uid"])
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, server.clear, False)    # what an earlier kernel left running
+        process = await loop.run_in_executor(None, server.spawn, argv, self._sbx_log)
+        provisioner = self.provisioner
+        provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
+        provisioner.cwd = cfg["workdir"]
+        self._reconcile_connection_info(provisioner.connection_info)
 
     def log_tail(self, n: int = 2000) -> str:
         try:
@@ -153,6 +194,9 @@ class SandboxedExecute(Execute):
                                              "restarted.").tag(config=True)
     sandbox_tmpdir = Unicode("", help="Where per-notebook scratch dirs are made "
                                       "(default: the system temp dir).").tag(config=True)
+    preload_modules = List(Unicode(), ["coursetools.checks"], help=(
+        "Modules each kernel imports before the submission's folder is on sys.path, so that a student's file "
+        "(a fake coursetools/ whose checks pass everything, say) cannot stand in for them.")).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -176,7 +220,8 @@ class SandboxedExecute(Execute):
         conn_dir = os.path.join(self._scratch, f"conn{self._n_kernels}")
         os.mkdir(conn_dir, 0o700)
         km.setup_sandbox(sandboxed=self._sandboxed_now, workdir=self._workdir, conn_dir=conn_dir,
-                         limits=self.limits(), uid=self._uid, inner_workdir=self._inner_workdir)
+                         limits=self.limits(), uid=self._uid, inner_workdir=self._inner_workdir,
+                         preload=self.preload_modules)
         return km
 
     # ------------------------------------------------------------------ entry point

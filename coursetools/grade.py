@@ -153,7 +153,7 @@ def main(argv=None):
     parser.add_argument('assignment', nargs='*', help='assignment ids (default: every assignment in source/)')
     parser.add_argument('--scheduler', help='address of an existing Dask scheduler, e.g. tcp://host:8786 '
                         '(default: c.ParallelGrading.scheduler, else a LocalCluster on this machine)')
-    parser.add_argument('--workers', type=int, help='LocalCluster worker processes (default: one per core)')
+    parser.add_argument('--workers', type=int, help='notebooks at once on the LocalCluster (default: cores + 1)')
     parser.add_argument('--sequential', action='store_true',
                         help='grade one notebook at a time with plain `nbgrader autograde` instead of Dask')
     parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')

@@ -19,17 +19,20 @@ the course's ``nbgrader_config.py`` (loaded by nbgrader's own ``AutogradeApp``),
   the permissions. So only this process writes to the gradebook (SQLite never sees two writers), and it keeps
   one database engine and connection for the whole run instead of one per preprocessor and notebook.
 
-Each worker process keeps a sandboxed kernel started ahead of time: a notebook takes a kernel that was started,
-for it alone, while the previous notebook ran, and the kernel it used is shut down in the background. A kernel
-never runs a second notebook; it is started in an empty private folder into which the submission's files are
-copied just before its notebook runs (the only difference from a cold start: a student's file in that folder
-cannot shadow a module the kernel imports while it starts). Kernel restarts after deaths and timeouts are
-``SandboxedExecute``'s own.
+Kernels are forked from fork servers (:mod:`coursetools.forkserver`): one warm, sandboxed Python per notebook
+running at once, which has imported ipykernel and the hidden checks and computed their tables, forks a fresh
+kernel for every notebook, and kills and wipes everything the last one left before the next. Where a fork
+server cannot run, a worker keeps a sandboxed kernel started ahead of time instead (``prestart_kernels``).
+Kernel restarts after deaths and timeouts are ``SandboxedExecute``'s own.
+
+On the default LocalCluster the workers are threads of this process: the work happens in the kernels, which are
+processes of their own. ``workers`` is the number of notebooks at once (default: cores + 1).
 
 Config (``nbgrader_config.py``; command-line options override)::
 
     c.ParallelGrading.scheduler = 'tcp://host:8786'   # default '': a LocalCluster on this machine
-    c.ParallelGrading.workers = 0                     # LocalCluster worker processes (0: one per core)
+    c.ParallelGrading.workers = 0                     # notebooks at once on the LocalCluster (0: cores + 1)
+    c.ParallelGrading.fork_server = True
     c.ParallelGrading.prestart_kernels = True
 
 Workers of an external cluster need this course's Python environment (nbgrader, coursetools, bubblewrap).
@@ -39,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import itertools
 import logging
 import os
 import pathlib
@@ -56,10 +60,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from traitlets import Bool, Integer, Unicode
+from traitlets import Bool, Integer, List, Unicode
 from traitlets.config import Configurable
 
 __all__ = ["autograde", "ParallelGrading", "GradingReport", "Progress", "main"]
+
+# jsonschema imports rfc3987_syntax for its "iri" format checker, and that module builds a parser when it is
+# imported: 1.6 s of the grader's start-up, for a format that neither the notebook nor nbgrader's schemas use.
+# Blocked here, before anything imports jsonschema, so jsonschema skips that checker as if it were not installed.
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)
 
 #: error outputs written by SandboxedExecute that mean a student needs attention
 ATTENTION_ERRORS = {"CellTimeoutError": "timeout", "KernelDied": "kernel death"}
@@ -70,9 +80,16 @@ class ParallelGrading(Configurable):
 
     scheduler = Unicode("", help="Address of an existing Dask scheduler (tcp://host:8786); "
                                  "empty: start a LocalCluster on this machine.").tag(config=True)
-    workers = Integer(0, help="Worker processes of the LocalCluster (0: one per CPU core).").tag(config=True)
+    workers = Integer(0, help="Notebooks executed at once on the LocalCluster, one worker thread each "
+                              "(0: one per CPU core, plus one).").tag(config=True)
     prestart_kernels = Bool(True, help="Workers start each notebook's kernel while the previous notebook "
                                        "runs (a fresh kernel per notebook either way).").tag(config=True)
+    fork_server = Bool(True, help="Workers fork each notebook's kernel from a warm, sandboxed fork server "
+                                  "(coursetools.forkserver) instead of starting a new Python; falls back to "
+                                  "started kernels where the server cannot run.").tag(config=True)
+    preload = List(Unicode(), ["coursetools.checks.noughts_and_crosses", "coursetools.checks.alpha_beta"],
+                   help="Modules the fork server imports (and warms up, through their warm_up()) before it "
+                        "forks kernels.").tag(config=True)
 
 
 class GradingReport(dict):
@@ -196,14 +213,30 @@ class _Slot:
 _WARM_CLASSES: dict = {}
 
 
+class _RecordsTimeouts:
+    """Mixin for the executors below: remembers the cells that hit the time limit, for the status lines."""
+    _timed_out: list
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self._timed_out.append(cell)
+        return await super()._async_handle_timeout(timeout, cell)
+
+
+def _cached_subclass(cache: dict, prefix: str, cls, make):
+    if cls not in cache:
+        sub = make()
+        sub.__name__ = sub.__qualname__ = f"{prefix}{cls.__name__}"
+        cache[cls] = sub
+    return cache[cls]
+
+
 def _warm_class(cls):
     """``cls`` (a SandboxedExecute subclass) that can take a pre-started kernel and stops it in the background."""
-    if cls not in _WARM_CLASSES:
-        from nbclient.client import NotebookClient
+    from nbclient.client import NotebookClient
 
-        class Warm(cls):
+    def make():
+        class Warm(_RecordsTimeouts, cls):
             _prestarted = None
-            _timed_out: list
 
             async def grade(self, nb, resources, slot: _Slot):
                 # what SandboxedExecute.preprocess/_async_preprocess do, with the slot's folder and kernel
@@ -240,13 +273,96 @@ def _warm_class(cls):
                     return
                 await super()._start_kernel()
 
-            async def _async_handle_timeout(self, timeout, cell=None):
-                self._timed_out.append(cell)
-                return await super()._async_handle_timeout(timeout, cell)
+        return Warm
 
-        Warm.__name__ = Warm.__qualname__ = f"Warm{cls.__name__}"
-        _WARM_CLASSES[cls] = Warm
-    return _WARM_CLASSES[cls]
+    return _cached_subclass(_WARM_CLASSES, "Warm", cls, make)
+
+
+def _forked_class(cls):
+    """``cls`` (a SandboxedExecute subclass) whose kernels are forked from the worker's fork server."""
+    from nbclient.client import NotebookClient
+
+    def make():
+        class Forked(_RecordsTimeouts, cls):
+            async def grade(self, nb, resources, server_for):
+                NotebookClient.__init__(self, nb, None)
+                self.reset_execution_trackers()
+                self._check_assign_resources(resources)
+                self._timed_out = []
+                self._kernel_start = 0.0
+                self._server_for = server_for
+                server = server_for()
+                self._sandboxed_now = True
+                self._scratch = server.conn_root
+                self._n_kernels = next(_KERNEL_SERIAL)   # unique connection folders: the last kernel's
+                                                         # cleanup may still be running
+                self._output_used = 0
+                self._truncated_cells = set()
+                self._uid = server.uid
+                self._workdir = server.workdir
+                self._inner_workdir = server.inner_workdir
+                try:
+                    await self._run_notebook()
+                finally:
+                    asyncio.get_running_loop().create_task(self._stop_kernel(now=True))
+                return self.nb, self.resources
+
+            def create_kernel_manager(self):
+                server = self._server_for()     # a new server if a kernel took the old one down
+                self._uid = server.uid
+                km = super().create_kernel_manager()
+                km.fork_server = server
+                return km
+
+            async def _start_kernel(self):
+                t0 = time.perf_counter()
+                await super()._start_kernel()
+                self._kernel_start += time.perf_counter() - t0
+
+        return Forked
+
+    return _cached_subclass(_FORKED_CLASSES, "Forked", cls, make)
+
+
+_FORKED_CLASSES: dict = {}
+_KERNEL_SERIAL = itertools.count(0, 1000)
+
+
+class _ForkSlot:
+    """Host folders for one fork server (its submission folder and connection files) and the server itself,
+    replaced by a new one, on the same folders, if a kernel takes it down."""
+
+    def __init__(self, job: dict, starter):
+        from coursetools import sandbox as sbx
+        sbx.require_sandbox()
+        self.job, self.limits = job, starter.limits()
+        self.preload = list(dict.fromkeys([*starter.preload_modules, *job.get("preload", ())]))
+        self.scratch = tempfile.mkdtemp(prefix="nbfork-", dir=starter.sandbox_tmpdir or None)
+        os.chmod(self.scratch, 0o755)
+        for sub in ("work", "conn"):
+            os.mkdir(os.path.join(self.scratch, sub), 0o755)
+        self.server = None
+        self.lock = threading.Lock()
+
+    def live(self):
+        from coursetools import forkserver, sandbox as sbx
+        with self.lock:
+            if self.server is None or not self.server.alive:
+                if self.server is not None:
+                    self.server.close()
+                self.server = forkserver.ForkServer(
+                    workdir=os.path.join(self.scratch, "work"), conn_root=os.path.join(self.scratch, "conn"),
+                    inner_workdir=f"{sbx.SANDBOX_HOME}/{self.job['dirname'] or 'submission'}",
+                    limits=self.limits, uid=sbx.pick_sandbox_uid(), preload=self.preload,
+                    env={"NBGRADER_EXECUTION": "autograde"})
+                self.server.start()
+            return self.server
+
+    def close(self) -> None:
+        with self.lock:
+            if self.server is not None:
+                self.server.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 class _Engine:
@@ -257,6 +373,9 @@ class _Engine:
         self.thread = threading.Thread(target=self._run, name="grading-kernels", daemon=True)
         self.thread.start()
         self.spares: dict = {}      # key -> list of asyncio.Task[_Slot]
+        self.fork_idle: dict = {}   # (run, assignment) -> [_ForkSlot] not running a notebook now
+        self.servers_lock = threading.Lock()
+        self.fork_failed: Optional[str] = None
 
     def _run(self):
         asyncio.set_event_loop(self.loop)
@@ -264,6 +383,96 @@ class _Engine:
 
     def call(self, coro, timeout=None):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    # -- kernels forked from warm fork servers, one server per notebook running at once
+
+    def acquire_fork_slot(self, job: dict) -> Optional["_ForkSlot"]:
+        """An idle fork server slot for the job's run (a new one if all are busy); None when kernels must not
+        be sandboxed (the fork server runs only in the sandbox)."""
+        key = (job["token"], job["dirname"])
+        with self.servers_lock:
+            for old in [k for k in self.fork_idle if k != key]:      # a new run: stop the old run's servers
+                for slot in self.fork_idle.pop(old):
+                    slot.close()
+            idle = self.fork_idle.setdefault(key, [])
+            if idle:
+                return idle.pop()
+        starter = job["cls"](**copy.deepcopy(job["traits"]))
+        if not starter.sandboxed:
+            return None
+        return _ForkSlot(job, starter)
+
+    def prepare_fork_slots(self, spec: dict, n: int) -> int:
+        """Start `n` fork servers in the background (they are idle slots at once: a notebook that takes one
+        before it is ready waits for it)."""
+        from coursetools.forkserver import ForkServerError
+        if not spec.get("fork_server") or self.fork_failed:
+            return 0
+        starter = spec["cls"](**copy.deepcopy(spec["traits"]))
+        if not starter.sandboxed:
+            return 0
+        key = (spec["token"], spec["dirname"])
+        slots = [_ForkSlot(spec, starter) for _ in range(n)]
+
+        def warm(slot):
+            try:
+                slot.live()
+            except ForkServerError as error:     # the notebook that takes this slot will say so
+                logging.getLogger(__name__).warning("kernel fork server did not start: %s", error)
+
+        with self.servers_lock:
+            self.fork_idle.setdefault(key, []).extend(slots)
+        for slot in slots:      # a notebook that takes the slot meanwhile waits on the slot's lock
+            threading.Thread(target=warm, args=(slot,), name="fork-server-start", daemon=True).start()
+        return n
+
+    def release_fork_slot(self, job: dict, slot: "_ForkSlot") -> None:
+        with self.servers_lock:
+            self.fork_idle.setdefault((job["token"], job["dirname"]), []).append(slot)
+
+    def close_servers(self) -> int:
+        with self.servers_lock:
+            slots = [slot for idle in self.fork_idle.values() for slot in idle]
+            self.fork_idle.clear()
+        for slot in slots:
+            slot.close()
+        return len(slots)
+
+    async def _execute_forked(self, job: dict, timing: dict):
+        """Run the notebook in a kernel forked from a fork server; None if fork servers cannot be used here."""
+        from coursetools.forkserver import ForkServerError
+        loop = self.loop
+        t0 = time.perf_counter()
+        slot = await loop.run_in_executor(None, self.acquire_fork_slot, job)
+        if slot is None:
+            return None
+        try:
+            for attempt in (1, 2):     # a server the last kernel took down is replaced by live()
+                try:
+                    server = await loop.run_in_executor(None, slot.live)
+                    await loop.run_in_executor(None, server.clear, True)
+                    break
+                except ForkServerError as error:
+                    if attempt == 2:
+                        self.fork_failed = str(error)
+                        logging.getLogger(__name__).warning(
+                            "kernel fork server unavailable, starting kernels instead: %s", error)
+                        return None
+            _empty(server.conn_root)
+            _materialize(job["files"], server.workdir, server.uid)
+            job["resources"]["metadata"]["path"] = server.workdir
+            timing["setup"] = time.perf_counter() - t0
+            ex = _forked_class(job["cls"])(**copy.deepcopy(job["traits"]))
+            t1 = time.perf_counter()
+            try:
+                nb, resources = await ex.grade(job["nb"], job["resources"], slot.live)
+            finally:
+                timing["execute"] = time.perf_counter() - t1
+                timing["kernel_start"] = ex._kernel_start
+                timing["kernel_forked"] = True
+            return nb, resources, list(ex._timed_out)
+        finally:
+            self.release_fork_slot(job, slot)
 
     # -- kernels started ahead of time
 
@@ -350,7 +559,7 @@ class _Engine:
         shutil.rmtree(slot.scratch, ignore_errors=True)
 
     async def release(self) -> int:
-        n = 0
+        n = await self.loop.run_in_executor(None, self.close_servers)
         for key in list(self.spares):
             for task in self.spares.pop(key):
                 n += 1
@@ -371,7 +580,13 @@ class _Engine:
         original_path = resources.get("metadata", {}).get("path")
         timed_out: list = []
         tmp = None
-        if warm:
+        forked = None
+        sandboxed_execute = isinstance(cls, type) and issubclass(cls, SandboxedExecute)
+        if sandboxed_execute and job.get("fork_server") and self.fork_failed is None:
+            forked = await self._execute_forked(job, timing)
+        if forked is not None:
+            nb, resources, timed_out = forked
+        elif warm:
             slot = await self._take_spare(key)
             t1 = time.perf_counter()
             if slot is None:          # first notebook on this worker, or prestart failed: start one now
@@ -426,6 +641,18 @@ def _engine() -> _Engine:
         return _ENGINE
 
 
+def _empty(folder: str) -> None:
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
 def _materialize(files: dict, dest: str, uid: Optional[int]) -> None:
     """Write the submission folder's files (shipped with the job) into ``dest`` and hand them to ``uid``."""
     for rel, (kind, data, mode) in files.items():
@@ -454,7 +681,6 @@ def _materialize(files: dict, dest: str, uid: Optional[int]) -> None:
 def _run_job(job: dict) -> dict:
     """Dask task: execute one sanitized notebook on this worker; returns the executed notebook and notes."""
     t0 = time.perf_counter()
-    cpu0 = time.process_time()
     os.environ["NBGRADER_EXECUTION"] = "autograde"    # as nbgrader sets it around execution (seen by the kernel)
     out = _engine().call(_engine().execute(job))
     nb = out["nb"]
@@ -463,7 +689,6 @@ def _run_job(job: dict) -> dict:
         nbformat.validate(nb, relax_add_props=True)
     out["notes"] = _attention_notes(nb, out.pop("timed_out"))
     out["timing"]["worker_total"] = time.perf_counter() - t0
-    out["timing"]["worker_cpu"] = time.process_time() - cpu0
     out["timing"]["worker"] = f"{os.uname().nodename}:{os.getpid()}"
     return out
 
@@ -487,6 +712,17 @@ def _attention_notes(nb, timed_out_cells=()) -> list[str]:
         if id(cell) in timed and not seen_timeout:
             notes.append(f"timeout in {_cell_label(cell, index)}: interrupted after the cell time limit")
     return notes
+
+
+def _prepare_forks(spec: dict) -> int:
+    """``client.run`` target: start this worker's fork servers, one per thread, while the first notebooks are
+    being sanitized."""
+    try:
+        from distributed import get_worker
+        n = get_worker().state.nthreads
+    except (ImportError, ValueError, AttributeError):
+        n = 1
+    return _engine().prepare_fork_slots(spec, n)
 
 
 def _release(token=None) -> int:
@@ -711,10 +947,11 @@ class _Student:
 
 
 def _default_workers() -> int:
+    """One notebook per core, plus one to use the cores while another notebook's kernel starts."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        return max(1, len(os.sched_getaffinity(0))) + 1
     except AttributeError:
-        return max(1, os.cpu_count() or 1)
+        return max(1, os.cpu_count() or 1) + 1
 
 
 def _snapshot(folder: str) -> dict:
@@ -740,7 +977,7 @@ class _Run:
     """One parallel autograde run (calling-process side)."""
 
     def __init__(self, course_root, assignment, db_url, submitted_dir, students, scheduler, workers,
-                 progress, notes, prestart, log_stream, options=()):
+                 progress, notes, prestart, log_stream, options=(), fork_server=None):
         self.options = list(options)
         self.course_root = os.path.abspath(course_root)
         self.assignment = assignment
@@ -752,6 +989,9 @@ class _Run:
         self.progress_on = progress
         self.extra_notes = {k: list(v) for k, v in (notes or {}).items()}
         self.prestart_arg = prestart
+        self.fork_server_arg = fork_server
+        self.exec_spec = None
+        self.spec_ready = threading.Event()     # exec_spec is known: fork servers can start
         self.stream = log_stream or sys.stderr
         self.report = GradingReport()
         self.token = uuid.uuid4().hex
@@ -794,10 +1034,13 @@ class _Run:
             self.client = Client(scheduler, timeout="30s", set_as_default=False)
         else:
             n = self.workers_arg or self.settings.workers or _default_workers()
-            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+            # Threads of this process: the work is in the kernels (processes of their own); a worker only
+            # passes messages, so worker processes would cost their start-up and imports, nothing more.
+            self.cluster = LocalCluster(n_workers=1, threads_per_worker=n, processes=False,
                                         dashboard_address=None, silence_logs=logging.ERROR)
             self.client = Client(self.cluster, set_as_default=False)
-        self.report.workers = len(self.client.scheduler_info().get("workers", {}))
+        workers = self.client.scheduler_info().get("workers", {}).values()
+        self.report.workers = sum(int(w.get("nthreads", 1)) for w in workers)
 
     def close_cluster(self):
         client = getattr(self, "client", None)
@@ -852,6 +1095,13 @@ class _Run:
                 self.main_timing["cluster_start"] = time.perf_counter() - t
             except BaseException as e:   # reported below
                 cluster_err.append(e)
+                return
+            if self.spec_ready.wait(60) and self.exec_spec is not None:
+                try:
+                    self.client.run(_worker_fn("_prepare_forks"), self.exec_spec)
+                except Exception as e:   # the first notebooks start their servers themselves
+                    self.app.log.debug("could not start fork servers ahead: %s", e)
+        execution_env = os.environ.get("NBGRADER_EXECUTION")    # in-process workers set it
         cluster_thread = threading.Thread(target=start, daemon=True)
         cluster_thread.start()      # the cluster starts while the first submissions are sanitized
 
@@ -861,8 +1111,13 @@ class _Run:
                 warnings.filterwarnings("ignore", module="nbgrader.api")
                 self._grade_all(todo, cluster_thread, cluster_err)
         finally:
+            self.spec_ready.set()
             cluster_thread.join()
             self.close_cluster()
+            if execution_env is None:
+                os.environ.pop("NBGRADER_EXECUTION", None)
+            else:
+                os.environ["NBGRADER_EXECUTION"] = execution_env
             self.progress.close()
             self.app.log.removeHandler(self.collector)
             level, handlers = self._log_state
@@ -894,6 +1149,7 @@ class _Run:
         conv = self.converter
         self.sanitize_pps, self.grade_pps, self.exec_idx = self._preprocessors()
         self.executor = self.grade_pps[self.exec_idx] if self.exec_idx is not None else None
+        self.exec_spec = None
         if self.executor is not None:
             traits = {}
             for name in self.executor.trait_names(config=True):
@@ -901,8 +1157,11 @@ class _Run:
             self.exec_spec = {"cls": type(self.executor), "traits": traits, "token": self.token,
                               "prestart": self.prestart_arg if self.prestart_arg is not None
                               else self.settings.prestart_kernels,
+                              "fork_server": self.fork_server_arg if self.fork_server_arg is not None
+                              else self.settings.fork_server, "preload": list(self.settings.preload),
                               "dirname": self.assignment, "kernel_name": None,
                               "validate": not conv.exporter.optimistic_validation}
+        self.spec_ready.set()
         self.ac = None          # distributed.as_completed, made once the cluster is up
         self.pending: dict = {}
         backlog: list = []      # sanitized submissions waiting for the cluster to come up
@@ -1171,16 +1430,18 @@ class _Unreadable(Exception):
 
 
 def autograde(course_root, assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None,
-              workers=None, progress=True, notes=None, prestart=None, log_stream=None, options=()) -> GradingReport:
+              workers=None, progress=True, notes=None, prestart=None, log_stream=None, options=(),
+              fork_server=None) -> GradingReport:
     """Autograde every submission of ``assignment`` like ``nbgrader autograde <assignment> --force``, with the
     notebooks executed in parallel on Dask.
 
     ``db_url``: gradebook URL (default: the course config's); ``submitted_dir``: a folder to read submissions
     from instead of <course>/submitted (e.g. a repaired staging copy); ``students``: only these ids;
     ``scheduler``: address of an existing Dask scheduler (default ``c.ParallelGrading.scheduler``, else a
-    LocalCluster of ``workers`` processes, default ``c.ParallelGrading.workers`` or one per core);
+    LocalCluster running ``workers`` notebooks at once, default ``c.ParallelGrading.workers`` or cores + 1);
     ``progress``: show a progress bar on stderr; ``notes``: {student: [notes]} known beforehand (e.g. "repaired
-    notebook"), reported on that student's status line; ``prestart``: start kernels ahead of time
+    notebook"), reported on that student's status line; ``fork_server``: fork kernels from warm fork servers
+    (default ``c.ParallelGrading.fork_server``); ``prestart``: otherwise start kernels ahead of time
     (default ``c.ParallelGrading.prestart_kernels``); ``options``: extra nbgrader settings such as
     ``--SandboxedExecute.timeout=30``, as on nbgrader's command line.
 
@@ -1189,7 +1450,7 @@ def autograde(course_root, assignment, *, db_url=None, submitted_dir=None, stude
     students that could not be graded at all (nbgrader itself would exit 1 for them).
     """
     return _Run(course_root, assignment, db_url, submitted_dir, students, scheduler, workers, progress,
-                notes, prestart, log_stream, options).run()
+                notes, prestart, log_stream, options, fork_server).run()
 
 
 def _course_root() -> pathlib.Path:
@@ -1202,13 +1463,16 @@ def main(argv=None) -> int:
     parser.add_argument("assignment")
     parser.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786 "
                                             "(default: c.ParallelGrading.scheduler, else a LocalCluster)")
-    parser.add_argument("--workers", type=int, help="LocalCluster worker processes (default: one per core)")
+    parser.add_argument("--workers", type=int, help="notebooks at once on the LocalCluster (default: cores + 1)")
     parser.add_argument("--db", help="gradebook URL (default: the course's gradebook.db)")
     parser.add_argument("--submitted", help="read submissions from this folder instead of <course>/submitted")
     parser.add_argument("--student", action="append", help="grade only this student (repeatable)")
     parser.add_argument("--course", default=None, help="course folder (default: $COURSE_ROOT or this checkout)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (status lines only)")
-    parser.add_argument("--no-prestart", action="store_true", help="start each kernel only when its notebook runs")
+    parser.add_argument("--no-prestart", action="store_true",
+                        help="without fork servers: start each kernel only when its notebook runs")
+    parser.add_argument("--no-fork-server", action="store_true",
+                        help="start a new kernel for each notebook instead of forking it from a fork server")
     parser.add_argument("--json", metavar="FILE", help="write the report (notes, failures, timings) to FILE as JSON")
     args = parser.parse_args(argv)
     env = os.environ
@@ -1216,7 +1480,8 @@ def main(argv=None) -> int:
     report = autograde(args.course or _course_root(), args.assignment, db_url=args.db,
                        submitted_dir=args.submitted, students=args.student, scheduler=args.scheduler,
                        workers=args.workers, progress=not args.no_progress,
-                       prestart=False if args.no_prestart else None)
+                       prestart=False if args.no_prestart else None,
+                       fork_server=False if args.no_fork_server else None)
     n = len(report.graded)
     print(f"autograded {n} submission(s) of {args.assignment} in {report.wall:.1f} s on {report.workers} "
           f"worker(s); {len(report)} need attention, {len(report.failed)} could not be graded", file=sys.stderr)

@@ -134,6 +134,25 @@ def test_memoized_score_is_called_once_per_position():
     assert len(calls) == 1 and namespace['score'] is counting
 
 
+def test_boards_given_as_lists_are_remembered_too_and_never_confused_with_tuples():
+    calls = []
+
+    def counting(state, player):
+        calls.append(state)
+        return len(calls), type(state).__name__
+
+    namespace = {'score': counting}
+    restore = hidden.isolate(namespace, testing='perfect_game')
+    board = oracle.reachable_positions()[100]
+    as_lists = [list(row) for row in board]
+    first = namespace['score'](as_lists, 'x')
+    assert namespace['score']([list(row) for row in board], 'x') == first     # an equal list board: remembered
+    assert namespace['score'](board, 'x') == (2, 'tuple')                    # the tuple board is another key
+    assert namespace['score'](as_lists, 'o') == (3, 'list')
+    restore()
+    assert len(calls) == 3
+
+
 def test_perfect_game_reading_rejects_o_first_and_needs_an_announcement(reference):
     output = io.StringIO()
     with contextlib.redirect_stdout(output):

@@ -163,3 +163,21 @@ def test_fixture_notebook_runs(tmp_path):
     assert text(nb.cells[-1]).strip() == "0"
     assert not any(errors(c) for c in nb.cells if c.cell_type == "code")
     assert not (FIXTURES / "scratch.txt").exists()   # the kernel wrote into a private copy
+
+
+FAKE_CHECKS = "print('FAKE CHECKS IMPORTED')\n"
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param(True, marks=needs_sandbox), False])
+def test_a_submitted_package_cannot_stand_in_for_the_hidden_checks(tmp_path, sandbox):
+    sub = tmp_path / "submission"
+    (sub / "coursetools" / "checks").mkdir(parents=True)
+    (sub / "coursetools" / "__init__.py").write_text("")
+    (sub / "coursetools" / "checks" / "__init__.py").write_text("")
+    (sub / "coursetools" / "checks" / "noughts_and_crosses.py").write_text(FAKE_CHECKS)
+    (sub / "helper.py").write_text("VALUE = 'the student helper'\n")
+    nb = run(["from coursetools.checks import noughts_and_crosses as hidden\n"
+              "print(hidden.__file__.startswith(__import__('os').getcwd()))",
+              "from helper import VALUE\nprint(VALUE)"], tmp_path, sandbox=sandbox)
+    assert text(nb.cells[0]) == "False\n" and not errors(nb.cells[0])    # the real package, not the folder's
+    assert text(nb.cells[1]) == "the student helper\n"                   # the folder is still importable

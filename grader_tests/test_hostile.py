@@ -214,6 +214,34 @@ CATALOGUE = {
 }
 HONEST_DEMO_STUDENTS = ('cat', 'kim')
 
+# A fake hidden-checks package shipped with the notebook: if the kernel imported it, every check would fail.
+FAKE_CHECKS = """print('FAKE-CHECKS-IMPORTED')
+def __getattr__(name):
+    def fake(*args, **kwargs):
+        raise AssertionError('FAKE-CHECKS-USED')
+    return fake
+"""
+EXTRA_FILES = {'impostor': {'coursetools/__init__.py': '', 'coursetools/checks/__init__.py': '',
+                            'coursetools/checks/noughts_and_crosses.py': FAKE_CHECKS}}
+CATALOGUE['impostor'] = (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), None)
+
+# Leaves files where a later kernel would read them at start-up or import time (IPython start-up folder,
+# modules named like numpy in HOME, /tmp and /dev/shm).
+PLANT = """
+import os
+home = os.path.expanduser('~')
+os.makedirs(f'{home}/.ipython/profile_default/startup', exist_ok=True)
+with open(f'{home}/.ipython/profile_default/startup/00-planted.py', 'w') as handle:
+    handle.write("print('PLANTED-BY-PLANTER')\\nscore_end = None\\n")
+for folder in (home, '/tmp', '/dev/shm'):
+    try:
+        with open(f'{folder}/numpy.py', 'w') as handle:
+            handle.write("print('PLANTED-BY-PLANTER')\\n")
+    except OSError:
+        pass
+"""
+CATALOGUE['planter'] = (lambda: filled(*prepend('print_state', PLANT)), (1, 3, 2, 1, 3, 2), None)
+
 
 def digest(folder):
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -247,6 +275,10 @@ def hostile_class(tmp_path_factory):
     course = copy_course(tmp_path_factory.mktemp('hostile') / 'course', students=HONEST_DEMO_STUDENTS)
     for student, (build, _, _) in CATALOGUE.items():
         write_student(course, student, build())
+        for name, text in EXTRA_FILES.get(student, {}).items():
+            path = course / 'submitted' / student / ASSIGNMENT / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
     protected = {name: digest(course / name) for name in ('source', 'release', 'submitted')}
     protected['config'] = hashlib.sha256((course / 'nbgrader_config.py').read_bytes()).hexdigest()
     result = run_grade(course, ASSIGNMENT, f'--SandboxedExecute.timeout={CELL_TIMEOUT}')
@@ -285,6 +317,25 @@ def test_nothing_of_the_course_was_touched(hostile_class):
     nb = nbformat.read(course / 'autograded/escaper' / ASSIGNMENT / NOTEBOOK, as_version=4)
     printed = ''.join(o.get('text', '') for cell in nb.cells if cell.cell_type == 'code' for o in cell.outputs)
     assert 'escape touched: []' in printed
+
+
+def autograded_output(course, student):
+    nb = nbformat.read(course / 'autograded' / student / ASSIGNMENT / NOTEBOOK, as_version=4)
+    return ''.join(o.get('text', '') + o.get('evalue', '') for cell in nb.cells if cell.cell_type == 'code'
+                   for o in cell.outputs)
+
+
+def test_a_shipped_fake_checks_package_is_never_imported(hostile_class):
+    course, _, _ = hostile_class
+    assert 'FAKE-CHECKS' not in autograded_output(course, 'impostor')
+
+
+def test_what_one_kernel_leaves_behind_reaches_no_other(hostile_class):
+    course, _, _ = hostile_class
+    reached = [student for student in list(CATALOGUE) + list(HONEST_DEMO_STUDENTS)
+               if (course / 'autograded' / student / ASSIGNMENT / NOTEBOOK).exists()
+               and 'PLANTED-BY-PLANTER' in autograded_output(course, student)]
+    assert reached == []
 
 
 def test_no_student_process_survives(hostile_class):

@@ -101,12 +101,23 @@ def test_external_cluster_by_scheduler_address(released, tmp_path):
                                     students=['ada', 'ivy', 'max'], progress=False, log_stream=io.StringIO())
         with Client(cluster.scheduler_address) as client:     # still up, and no kernel left running on it
             assert len(client.scheduler_info()['workers']) == 1
-            spares = client.run(lambda: sum(len(v) for v in getattr(parallel._ENGINE, 'spares', {}).values())
-                                if parallel._ENGINE else 0)
-            assert list(spares.values()) == [0]
+            left = client.run(lambda: sum(len(v) for v in [*getattr(parallel._ENGINE, 'spares', {}).values(),
+                                                              *getattr(parallel._ENGINE, 'fork_idle', {}).values()])
+                              if parallel._ENGINE else 0)
+            assert list(left.values()) == [0]          # no kernel and no fork server left on the worker
     assert report.failed == []
     assert task_marks(course) == {s: EXPECTED[s] for s in ('ada', 'ivy', 'max')}
     assert sorted(p.name for p in (course / 'autograded').iterdir()) == ['ada', 'ivy', 'max']
+
+
+def test_without_fork_servers_kernels_are_started_and_the_marks_are_the_same(released, tmp_path):
+    course = course_copy(released, tmp_path / 'course')
+    students = ['ada', 'ben', 'eve', 'max']
+    report = parallel.autograde(course, ASSIGNMENT, students=students, fork_server=False, progress=False,
+                                log_stream=io.StringIO())
+    assert report.failed == []
+    assert not any(t.get('kernel_forked') for t in report.timings)
+    assert task_marks(course) == {s: EXPECTED[s] for s in students}
 
 
 def test_unreadable_notebook_is_reported_and_the_others_are_graded(released, tmp_path):

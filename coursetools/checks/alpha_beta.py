@@ -126,6 +126,11 @@ def unfinished_sample():
     return base.unfinished_sample()
 
 
+def warm_up():
+    """See `noughts_and_crosses.warm_up`."""
+    base.warm_up()
+
+
 def finished_positions():
     return base.finished_positions()
 

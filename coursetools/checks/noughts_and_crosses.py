@@ -13,6 +13,7 @@ Two ideas keep marks fair:
   position; only the perfect game searches the whole tree from the empty board.
 """
 import contextlib
+import functools
 import io
 import operator
 import re
@@ -50,7 +51,8 @@ _score_caches = {}
 
 
 def memoized(function, mode):
-    """`function` with its results remembered per argument tuple (arguments that cannot be hashed pass through).
+    """`function` with its results remembered per argument tuple (boards as lists or arrays included; other
+    arguments that cannot be hashed pass through).
 
     One cache per (function, mode): results computed with reference helpers ('isolated') are never reused
     when the student's own helpers are in play ('own').
@@ -62,7 +64,11 @@ def memoized(function, mode):
             key = (args, tuple(sorted(kwargs.items())))
             hash(key)
         except TypeError:
-            return function(*args, **kwargs)
+            try:
+                key = (_frozen(args), tuple(sorted(kwargs.items())))
+                hash(key)
+            except TypeError:
+                return function(*args, **kwargs)
         if key not in cache:
             cache[key] = function(*args, **kwargs)
         return cache[key]
@@ -70,6 +76,17 @@ def memoized(function, mode):
     remembering.__wrapped__ = function
     remembering.__name__ = getattr(function, '__name__', 'score')
     return remembering
+
+
+def _frozen(value):
+    """A hashable stand-in for an argument that cannot be hashed, so that boards given as lists (or numpy
+    arrays) are remembered too. Container types are part of it: it never equals a hashable argument's key."""
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, tuple(_frozen(item) for item in value)
+    to_list = getattr(value, 'tolist', None)
+    if callable(to_list) and not isinstance(value, (str, bytes)):
+        return type(value).__name__, _frozen(to_list())
+    return value
 
 
 def _clear_student_cache(function):
@@ -169,6 +186,11 @@ def unfinished_sample():
     """Unfinished reachable positions for `score`, chosen so all of them together cost about a quarter of one
     full search from the empty board: every position with 5+ marks, every 4th with 4, every 12th with 3, and
     three openings with 2 marks."""
+    return list(_unfinished_sample())
+
+
+@functools.lru_cache(maxsize=None)
+def _unfinished_sample():
     by_marks = {}
     for board in oracle.reachable_positions():
         if oracle.outcome(board) is None:
@@ -180,11 +202,24 @@ def unfinished_sample():
             sample.extend(boards)
         elif marks in step:
             sample.extend(boards[::step[marks]])
-    return sample
+    return tuple(sample)
 
 
 def finished_positions():
-    return [board for board in oracle.reachable_positions() if oracle.outcome(board) is not None]
+    return list(_finished_positions())
+
+
+@functools.lru_cache(maxsize=None)
+def _finished_positions():
+    return tuple(board for board in oracle.reachable_positions() if oracle.outcome(board) is not None)
+
+
+def warm_up():
+    """Compute the oracle's tables and the samples now. The kernel fork server (`coursetools.forkserver`) calls
+    this once, before it forks kernels, so each kernel finds them ready instead of computing them again."""
+    oracle.value(oracle.EMPTY_BOARD, 'x')
+    _unfinished_sample()
+    _finished_positions()
 
 
 # --- task 1: print_state ----------------------------------------------------------------------------------

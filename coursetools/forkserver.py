@@ -1,0 +1,486 @@
+"""A kernel fork server: one warm, sandboxed Python per grading worker that forks a fresh kernel per notebook.
+
+Starting a Python kernel costs about 0.4 s of CPU (interpreter, ipykernel, IPython) and the first hidden
+check another 0.2 s (the oracle's tables). When the CPU is the bottleneck, as it is when a class is graded on
+two cores, that is a quarter of the work. The fork server pays it once: it starts inside the bubblewrap sandbox
+(`coursetools.sandbox`, the same layout and limits as a kernel), imports ipykernel and the course's check
+modules, warms them up, and then, for every notebook, forks a child that becomes the kernel.
+
+Isolation between students does not rely on the children being polite:
+
+* one kernel at a time: before a new student's kernel is forked, `clear` kills every other process in the
+  sandbox's PID namespace (``kill(-1, SIGKILL)``, repeated until /proc shows only the sandbox's init and the
+  server) and empties every writable place (HOME with the submission folder, /tmp, /dev/shm), so nothing a
+  student started or wrote outlives their notebook;
+* the server is not dumpable, so a kernel cannot ptrace it or read its memory or file descriptors; its control
+  pipe is closed in every child; it ignores the signals a kernel could send it except SIGKILL and SIGSTOP,
+  and the host side treats a server that dies or stops answering as gone and starts a new one;
+* the server never reads anything a kernel can write: its own state is fixed before the first fork.
+
+Within one notebook, a kernel that dies is replaced without wiping the folder (`clear(wipe=False)`), as a
+restarted cold kernel would find it.
+
+Protocol: JSON lines. Requests on the server's stdin ``{"id", "op": "spawn" | "signal" | "clear", ...}``,
+replies ``{"id", ...}`` and events ``{"exit": pid, "status": code}`` on its stdout (code as Popen.returncode).
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Optional
+
+from . import sandbox as sbx
+
+READY_TIMEOUT = 60
+REQUEST_TIMEOUT = 30
+_IGNORED = ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGUSR1', 'SIGUSR2',
+            'SIGPIPE', 'SIGALRM')
+KERNEL_MODULES = ('ipykernel.kernelapp', 'ipykernel.ipkernel', 'ipykernel.zmqshell', 'ipykernel.debugger',
+                  'IPython', 'jedi')
+
+
+class ForkServerError(RuntimeError):
+    """The fork server could not start, or stopped answering."""
+
+
+# ============================================================================ inside the sandbox
+
+def _set_dumpable(flag: bool) -> None:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_DUMPABLE = 4
+    if libc.prctl(PR_SET_DUMPABLE, int(flag), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), 'prctl(PR_SET_DUMPABLE) failed')
+
+
+def _preload(modules) -> list:
+    import importlib
+    loaded = []
+    for name in list(KERNEL_MODULES) + list(modules):
+        try:
+            module = importlib.import_module(name)
+        except Exception as error:   # a missing optional module only costs its warm-up
+            print(f'fork server: could not preload {name}: {error!r}', file=sys.stderr)
+            continue
+        warm_up = getattr(module, 'warm_up', None)
+        if callable(warm_up) and name in modules:
+            warm_up()
+        loaded.append(name)
+    return loaded
+
+
+def _mount_points() -> list[str]:
+    with open('/proc/self/mountinfo') as f:
+        return [line.split()[4].replace('\\040', ' ') for line in f]
+
+
+def _wipe(path: str, mounts: Optional[list] = None) -> None:
+    """Remove everything inside `path` (not `path` itself), whatever its permissions. Mount points, and the
+    directories leading to one, are emptied rather than removed."""
+    import shutil
+    import stat
+
+    def retry(function, target, _):
+        try:
+            os.chmod(os.path.dirname(target), stat.S_IRWXU)
+            os.chmod(target, stat.S_IRWXU)
+        except OSError:
+            pass
+        function(target)
+
+    mounts = _mount_points() if mounts is None else mounts
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        target = os.path.join(path, name)
+        if any(m == target or m.startswith(target + '/') for m in mounts):
+            _wipe(target, mounts)
+        elif os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target, onerror=retry)
+        else:
+            os.unlink(target)
+
+
+def _others() -> list[int]:
+    me = os.getpid()
+    return [int(d) for d in os.listdir('/proc') if d.isdigit() and int(d) not in (1, me)]
+
+
+class _Server:
+    def __init__(self, control_in: int, control_out: int, wipe: list[str]):
+        self.control_in, self.control_out, self.wipe_paths = control_in, control_out, wipe
+        self.children: dict[int, int] = {}     # pid -> request id
+        self.buffer = b''
+        self.wake_r, self.wake_w = os.pipe()   # SIGCHLD wakes the select loop through this pipe
+
+    def send(self, message: dict) -> None:
+        data = (json.dumps(message) + '\n').encode()
+        while data:
+            data = data[os.write(self.control_out, data):]
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if self.children.pop(pid, None) is not None:
+                self.send({'exit': pid, 'status': os.waitstatus_to_exitcode(status)})
+
+    def spawn(self, request: dict) -> dict:
+        if threading.active_count() != 1:
+            return {'error': 'the fork server has threads; it cannot fork safely'}
+        pid = os.fork()
+        if pid == 0:
+            self._become_kernel(request)
+        self.children[pid] = request['id']
+        return {'pid': pid}
+
+    def _become_kernel(self, request: dict) -> None:
+        code = 1
+        try:
+            os.setsid()
+            for name in _IGNORED + ('SIGCHLD',):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)     # as in a fresh Python
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            signal.set_wakeup_fd(-1)
+            for fd in (self.control_in, self.control_out, self.wake_r, self.wake_w):
+                os.close(fd)
+            _set_dumpable(True)
+            log = os.open(request['log'], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            os.close(log)
+            os.chdir(request['cwd'])
+            os.environ.clear()
+            os.environ.update(request['env'])
+            sys.argv = ['ipykernel_launcher', *request['argv']]
+            while '' in sys.path:    # as ipykernel_launcher: IPython puts '' (the folder) back itself
+                sys.path.remove('')
+            import importlib
+            importlib.invalidate_caches()
+            if 'numpy.random' in sys.modules:     # a cold kernel would have its own seed
+                sys.modules['numpy.random'].seed()
+            from ipykernel import kernelapp
+            kernelapp.launch_new_instance()
+            code = 0
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+
+    def clear(self, request: dict) -> dict:
+        deadline = time.monotonic() + 5
+        killed = 0
+        while True:
+            self.reap()
+            others = _others()
+            if not others:
+                break
+            if time.monotonic() > deadline:
+                return {'error': f'{len(others)} process(es) would not die'}
+            killed = max(killed, len(others))
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            time.sleep(0.005)
+        self.reap()
+        self.children.clear()
+        if request.get('wipe'):
+            for path in self.wipe_paths:
+                try:
+                    _wipe(path)
+                except OSError as error:
+                    return {'error': f'could not empty {path}: {error}'}
+        return {'killed': killed}
+
+    def signal(self, request: dict) -> dict:
+        pid = request['pid']
+        if pid in self.children:
+            try:
+                os.kill(pid, request['sig'])
+            except ProcessLookupError:
+                pass
+        return {}
+
+    def handle(self, request: dict) -> None:
+        op = request.get('op')
+        try:
+            reply = {'spawn': self.spawn, 'clear': self.clear, 'signal': self.signal}[op](request)
+        except Exception as error:
+            reply = {'error': f'{type(error).__name__}: {error}'}
+        if request.get('id') is not None:
+            reply['id'] = request['id']
+            self.send(reply)
+
+    def serve(self) -> None:
+        wake_r = self.wake_r
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        while True:
+            try:
+                ready, _, _ = select.select([self.control_in, wake_r], [], [])
+            except InterruptedError:
+                continue
+            if wake_r in ready:
+                os.read(wake_r, 4096)
+                self.reap()
+            if self.control_in in ready:
+                chunk = os.read(self.control_in, 65536)
+                if not chunk:
+                    return      # the grader closed the pipe: the sandbox goes with us
+                self.buffer += chunk
+                while b'\n' in self.buffer:
+                    line, self.buffer = self.buffer.split(b'\n', 1)
+                    if line.strip():
+                        self.handle(json.loads(line))
+
+
+def serve(preload_json: str, wipe_json: str) -> None:
+    """Entry point inside the sandbox (see `ForkServer.command`)."""
+    control_in, control_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)           # stray prints go to the server's log, never into the protocol
+    for name in _IGNORED:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    started = time.process_time()
+    loaded = _preload(json.loads(preload_json))
+    _set_dumpable(False)
+    server = _Server(control_in, control_out, json.loads(wipe_json))
+    server.send({'ready': True, 'preloaded': loaded, 'cpu': time.process_time() - started})
+    server.serve()
+
+
+# ============================================================================ on the host
+
+_launcher_lock = threading.Lock()
+_launches = None
+
+
+def _popen_in_lasting_thread(*args, **kwargs) -> subprocess.Popen:
+    """subprocess.Popen, called from a thread that lasts as long as this process. bwrap's --die-with-parent
+    is PR_SET_PDEATHSIG, which fires when the *thread* that started bwrap ends, not the process: a server
+    started from a short-lived thread would be killed with it."""
+    import queue
+    global _launches
+    with _launcher_lock:
+        if _launches is None:
+            _launches = queue.Queue()
+
+            def launch_forever():
+                while True:
+                    result, done = _launches.get()
+                    try:
+                        result['process'] = subprocess.Popen(*result.pop('args'), **result.pop('kwargs'))
+                    except BaseException as error:
+                        result['error'] = error
+                    done.set()
+
+            threading.Thread(target=launch_forever, name='fork-server-launcher', daemon=True).start()
+    result, done = {'args': args, 'kwargs': kwargs}, threading.Event()
+    _launches.put((result, done))
+    done.wait()
+    if 'error' in result:
+        raise result['error']
+    return result['process']
+
+
+class ForkedKernel:
+    """The Popen-like handle jupyter_client's LocalProvisioner uses for a kernel the fork server made."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, server: 'ForkServer', pid: int):
+        self.server, self.pid = server, pid
+        self.returncode: Optional[int] = None
+        self.exited = threading.Event()
+
+    def _exit(self, status: int) -> None:
+        if self.returncode is None:
+            self.returncode = status
+        self.exited.set()
+
+    def poll(self) -> Optional[int]:
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> Optional[int]:
+        if not self.exited.wait(timeout):
+            raise subprocess.TimeoutExpired('forked kernel', timeout)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            self.server.notify({'op': 'signal', 'pid': self.pid, 'sig': int(sig)})
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+class ForkServer:
+    """Host side: starts the server in its sandbox and talks to it. Thread-safe; blocking calls."""
+
+    def __init__(self, *, workdir: str, inner_workdir: str, conn_root: str, limits: sbx.Limits,
+                 uid: Optional[int], preload=(), env: Optional[dict] = None, log_path: Optional[str] = None):
+        self.workdir, self.inner_workdir, self.conn_root = workdir, inner_workdir, conn_root
+        self.limits, self.uid, self.preload = limits, uid, list(preload)
+        self.log_path = log_path or conn_root + '.log'
+        self.extra_env = dict(env or {})
+        self.env = {**sbx.base_env(), **self.extra_env}
+        self.process: Optional[subprocess.Popen] = None
+        self.lock = threading.Lock()
+        self.replies: dict = {}
+        self.kernels: dict[int, ForkedKernel] = {}
+        self.next_id = 0
+        self.ready: dict = {}
+        self.gone: Optional[str] = None
+        self.changed = threading.Condition(self.lock)
+
+    def command(self) -> list[str]:
+        code = 'import sys; from coursetools.forkserver import serve; serve(sys.argv[1], sys.argv[2])'
+        wipe = [sbx.SANDBOX_HOME, '/tmp', '/dev/shm']
+        cmd = [sys.executable, '-c', code, json.dumps(self.preload), json.dumps(wipe)]
+        layout = sbx.SandboxLayout(workdir=self.workdir, conn_dir=self.conn_root,
+                                   sandbox_workdir=self.inner_workdir, env=self.extra_env)
+        return sbx.build_command(cmd, layout, self.limits, uid=self.uid)
+
+    def start(self) -> 'ForkServer':
+        if self.uid is not None:
+            sbx.chown_tree(self.workdir, self.uid)
+            sbx.chown_tree(self.conn_root, self.uid)
+        with open(self.log_path, 'ab') as log:
+            self.process = _popen_in_lasting_thread(
+                self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=self.conn_root,
+                env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')})
+        threading.Thread(target=self._read, name='fork-server-reader', daemon=True).start()
+        with self.lock:
+            if not self.changed.wait_for(lambda: self.ready or self.gone, READY_TIMEOUT):
+                self.gone = f'did not become ready within {READY_TIMEOUT} s'
+        if self.gone:
+            self.close()
+            raise ForkServerError(f'the kernel fork server could not start: {self.gone}\n{self.log_tail()}')
+        return self
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            with self.lock:
+                if 'exit' in message:
+                    kernel = self.kernels.pop(message['exit'], None)
+                    if kernel:
+                        kernel._exit(message['status'])
+                elif 'ready' in message:
+                    self.ready = message
+                elif 'id' in message:
+                    if 'pid' in message:    # registered here, before its exit event can arrive
+                        message['kernel'] = self.kernels[message['pid']] = ForkedKernel(self, message['pid'])
+                    self.replies[message['id']] = message
+                self.changed.notify_all()
+        with self.lock:
+            self.gone = self.gone or 'the fork server exited' + self._exit_text()
+            for kernel in self.kernels.values():
+                kernel._exit(-signal.SIGKILL)
+            self.kernels.clear()
+            self.changed.notify_all()
+
+    def _exit_text(self) -> str:
+        rc = self.process.poll() if self.process else None
+        return '' if rc is None else f' (status {rc})'
+
+    @property
+    def alive(self) -> bool:
+        return self.gone is None and self.process is not None and self.process.poll() is None
+
+    def _write(self, message: dict) -> None:
+        try:
+            self.process.stdin.write((json.dumps(message) + '\n').encode())
+            self.process.stdin.flush()
+        except (OSError, ValueError) as error:
+            raise ForkServerError(f'the kernel fork server is gone: {error}') from error
+
+    def notify(self, message: dict) -> None:
+        """Send a request without waiting for its reply (signals)."""
+        with self.lock:
+            if self.gone is None:
+                self._write(message)
+
+    request_timeout = REQUEST_TIMEOUT
+
+    def request(self, op: str, **fields) -> dict:
+        timeout = self.request_timeout
+        with self.lock:
+            if self.gone:
+                raise ForkServerError(f'the kernel fork server is gone: {self.gone}')
+            self.next_id += 1
+            rid = self.next_id
+            self._write({'id': rid, 'op': op, **fields})
+            if not self.changed.wait_for(lambda: rid in self.replies or self.gone, timeout):
+                self.gone = f'no answer to {op!r} within {timeout} s'
+            reply = self.replies.pop(rid, None)
+        if reply is None:
+            self.close()
+            raise ForkServerError(f'the kernel fork server stopped answering: {self.gone}')
+        if 'error' in reply:
+            raise ForkServerError(f'the kernel fork server could not {op}: {reply["error"]}')
+        return reply
+
+    def clear(self, wipe: bool) -> int:
+        """Kill every process the kernels left; with `wipe`, also empty HOME (the submission folder), /tmp and
+        /dev/shm. Returns how many processes had to be killed."""
+        return self.request('clear', wipe=wipe)['killed']
+
+    def spawn(self, argv: list[str], log: str, env: Optional[dict] = None) -> ForkedKernel:
+        """Fork a kernel running ipykernel with `argv` (such as ``['-f', connection_file]``)."""
+        reply = self.request('spawn', argv=list(argv), cwd=self.inner_workdir, log=log,
+                             env={**self.env, **(env or {})})
+        return reply['kernel']
+
+    def close(self) -> None:
+        process = self.process
+        if process is None:
+            return
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        with self.lock:
+            self.gone = self.gone or 'closed'
+            self.changed.notify_all()
+
+    def log_tail(self, n: int = 2000) -> str:
+        try:
+            with open(self.log_path, 'rb') as f:
+                return f.read()[-n:].decode('utf-8', 'replace')
+        except OSError:
+            return ''
