@@ -1,4 +1,4 @@
-"""A kernel fork server: one warm, sandboxed Python per grading worker that forks a fresh kernel per notebook.
+"""A kernel fork server: a warm, sandboxed Python that forks a fresh kernel for each notebook.
 
 Starting a Python kernel costs about 0.4 s of CPU (interpreter, ipykernel, IPython) and the first hidden
 check another 0.2 s (the oracle's tables). When the CPU is the bottleneck, as it is when a class is graded on
@@ -80,9 +80,11 @@ def _mount_points() -> list[str]:
         return [line.split()[4].replace('\\040', ' ') for line in f]
 
 
-def _wipe(path: str, mounts: Optional[list] = None) -> None:
-    """Remove everything inside `path` (not `path` itself), whatever its permissions. Mount points, and the
-    directories leading to one, are emptied rather than removed."""
+def _wipe(path: str, ours: list, mounts: Optional[list] = None) -> None:
+    """Remove everything inside `path` (not `path` itself), whatever its permissions. Of the mount points below
+    it, only `ours` (the submission folder, the connection files) are emptied; the others (read-only binds of
+    the course's Python, when the course lives under /tmp) are left alone, and so are the folders leading to
+    them."""
     import shutil
     import stat
 
@@ -101,8 +103,11 @@ def _wipe(path: str, mounts: Optional[list] = None) -> None:
         return
     for name in names:
         target = os.path.join(path, name)
-        if any(m == target or m.startswith(target + '/') for m in mounts):
-            _wipe(target, mounts)
+        if target in mounts:
+            if target in ours:
+                _wipe(target, ours, mounts)
+        elif any(m.startswith(target + '/') for m in mounts):
+            _wipe(target, ours, mounts)
         elif os.path.isdir(target) and not os.path.islink(target):
             shutil.rmtree(target, onerror=retry)
         else:
@@ -115,8 +120,9 @@ def _others() -> list[int]:
 
 
 class _Server:
-    def __init__(self, control_in: int, control_out: int, wipe: list[str]):
-        self.control_in, self.control_out, self.wipe_paths = control_in, control_out, wipe
+    def __init__(self, control_in: int, control_out: int, wipe: dict):
+        self.control_in, self.control_out = control_in, control_out
+        self.wipe_paths, self.our_mounts = wipe['paths'], wipe['mounts']
         self.children: dict[int, int] = {}     # pid -> request id
         self.buffer = b''
         self.wake_r, self.wake_w = os.pipe()   # SIGCHLD wakes the select loop through this pipe
@@ -208,7 +214,7 @@ class _Server:
         if request.get('wipe'):
             for path in self.wipe_paths:
                 try:
-                    _wipe(path)
+                    _wipe(path, self.our_mounts)
                 except OSError as error:
                     return {'error': f'could not empty {path}: {error}'}
         return {'killed': killed}
@@ -344,9 +350,11 @@ class ForkServer:
     """Host side: starts the server in its sandbox and talks to it. Thread-safe; blocking calls."""
 
     def __init__(self, *, workdir: str, inner_workdir: str, conn_root: str, limits: sbx.Limits,
-                 uid: Optional[int], preload=(), env: Optional[dict] = None, log_path: Optional[str] = None):
+                 uid: Optional[int], preload=(), env: Optional[dict] = None, log_path: Optional[str] = None,
+                 extra_ro_binds=()):
         self.workdir, self.inner_workdir, self.conn_root = workdir, inner_workdir, conn_root
         self.limits, self.uid, self.preload = limits, uid, list(preload)
+        self.extra_ro_binds = list(extra_ro_binds)
         self.log_path = log_path or conn_root + '.log'
         self.extra_env = dict(env or {})
         self.env = {**sbx.base_env(), **self.extra_env}
@@ -361,10 +369,11 @@ class ForkServer:
 
     def command(self) -> list[str]:
         code = 'import sys; from coursetools.forkserver import serve; serve(sys.argv[1], sys.argv[2])'
-        wipe = [sbx.SANDBOX_HOME, '/tmp', '/dev/shm']
+        wipe = {'paths': [sbx.SANDBOX_HOME, '/tmp', '/dev/shm'], 'mounts': [self.inner_workdir, self.conn_root]}
         cmd = [sys.executable, '-c', code, json.dumps(self.preload), json.dumps(wipe)]
         layout = sbx.SandboxLayout(workdir=self.workdir, conn_dir=self.conn_root,
-                                   sandbox_workdir=self.inner_workdir, env=self.extra_env)
+                                   sandbox_workdir=self.inner_workdir, env=self.extra_env,
+                                   extra_ro_binds=self.extra_ro_binds)
         return sbx.build_command(cmd, layout, self.limits, uid=self.uid)
 
     def start(self) -> 'ForkServer':

@@ -183,3 +183,29 @@ def test_a_frozen_server_is_noticed_and_replaced_for_the_next_student(server, tm
         assert values(printed) == {'answer': 'next'}
     finally:
         fresh.close()
+
+
+def test_read_only_folders_under_tmp_survive_the_wipe(tmp_path):
+    """A course checked out under /tmp (a CI clone) has its Python and coursetools bound read-only under the
+    sandbox's /tmp: the wipe between students must leave them alone."""
+    os.chmod(tmp_path, 0o755)
+    for sub in ('work', 'conn', 'library'):
+        (tmp_path / sub).mkdir()
+    (tmp_path / 'library' / 'shared.py').write_text('VALUE = "still here"\n')
+    server = forkserver.ForkServer(workdir=str(tmp_path / 'work'), conn_root=str(tmp_path / 'conn'),
+                                   inner_workdir=INNER, limits=sbx.Limits(), uid=sbx.pick_sandbox_uid(),
+                                   extra_ro_binds=[str(tmp_path / 'library')]).start()
+    try:
+        assert str(tmp_path).startswith('/tmp/')
+        run(server, "open('/tmp/scratch.txt', 'w').write('x')")
+        printed, _ = run(server, f"""
+import os, sys
+sys.path.insert(0, {str(tmp_path / 'library')!r})
+from shared import VALUE
+print(f"value={{VALUE}}")
+print(f"scratch={{os.path.exists('/tmp/scratch.txt')}}")
+""")
+        assert values(printed) == {'value': 'still here', 'scratch': 'False'}
+    finally:
+        server.close()
+    assert (tmp_path / 'library' / 'shared.py').exists()
