@@ -179,8 +179,8 @@ def main():
         print(f'coursetools.parallel:     {min(pars):6.1f} s (range {min(pars):.1f}-{max(pars):.1f}), '
               f'{min(pars) / n:.2f} s per notebook')
         ratios = [p / q for p, q in zip(pars, plains)]
-        print(f'ratio parallel/plain:     {statistics.median(ratios):.2f} '
-              f'(per run: {", ".join(f"{x:.2f}" for x in ratios)}; target <= 0.33)')
+        print(f'ratio parallel/plain:     {statistics.median(ratios):.3f} '
+              f'(per run: {", ".join(f"{x:.3f}" for x in ratios)}; target <= 0.333)')
         print(f'marks identical, cell for cell: {same}')
         print(f'busy CPU seconds, whole machine (kernels included): plain {breakdowns[-1]["cpu"]:.1f} '
               f'({breakdowns[-1]["cpu"] / plains[-1] / os.cpu_count():.0%} of {os.cpu_count()} cores), '
