@@ -315,8 +315,15 @@ def _forked_class(cls):
                 return km
 
             async def _start_kernel(self):
+                from coursetools.forkserver import ForkServerError
                 t0 = time.perf_counter()
-                await super()._start_kernel()
+                try:
+                    await super()._start_kernel()
+                except RuntimeError as error:
+                    if not isinstance(error.__cause__, ForkServerError):
+                        raise
+                    # the server died or froze (a kernel can SIGSTOP it): it was closed, so this makes a new one
+                    await super()._start_kernel()
                 self._kernel_start += time.perf_counter() - t0
 
         return Forked

@@ -115,6 +115,11 @@ def replace(grade_id, old, new):
     return with_answers(**{grade_id: answers[grade_id].replace(old, new)})
 
 
+def exits_on_a_full_board():
+    return replace('moves', '    result = []\n', '    result = []\n    if all(cell != " " for row in state for cell in row):\n'
+                   '        import os\n        os._exit(1)\n')
+
+
 # Each entry: student -> (how to build the folder, expected marks per task, a phrase the grader's notes must contain)
 def build_duplicator():
     nb = filled(*ada())
@@ -193,9 +198,7 @@ CATALOGUE = {
     'ada': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), None),
     'escaper': (lambda: filled(*prepend('print_state', ESCAPE)), (1, 3, 2, 1, 3, 2), None),
     'forker': (lambda: filled(*prepend('print_state', FORK)), (1, 3, 2, 1, 3, 2), None),
-    'exiter': (lambda: filled(*replace('moves', '    result = []\n',
-                                       '    result = []\n    if all(cell != " " for row in state for cell in row):\n'
-                                       '        import os\n        os._exit(1)\n')), (1, 3, 2, 0, 3, 2), None),
+    'exiter': (lambda: filled(*exits_on_a_full_board()), (1, 3, 2, 0, 3, 2), None),
     'hog': (lambda: filled(*replace('moves', '    result = []\n',
                                     "    result = []\n    if state == EMPTY_BOARD:\n"
                                     "        hoard = bytearray(3 * 1024 ** 3)\n")), (1, 3, 2, 0, 3, 0), None),
@@ -240,6 +243,21 @@ for folder in (home, '/tmp', '/dev/shm'):
     except OSError:
         pass
 """
+# Freezes its kernel's fork server (the kernel's parent when forked), then kills its own kernel in a later cell:
+# the grader must replace the frozen server to go on, and marks are the exiter's.
+FREEZE = """
+import os, signal
+if os.getppid() != 1:
+    os.kill(os.getppid(), signal.SIGSTOP)
+"""
+
+
+def freezes_then_exits():
+    preamble, answers = exits_on_a_full_board()
+    return preamble, {**answers, 'print_state': FREEZE.strip() + '\n\n\n' + answers['print_state']}
+
+
+CATALOGUE['freezer'] = (lambda: filled(*freezes_then_exits()), (1, 3, 2, 0, 3, 2), None)
 CATALOGUE['planter'] = (lambda: filled(*prepend('print_state', PLANT)), (1, 3, 2, 1, 3, 2), None)
 
 
