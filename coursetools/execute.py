@@ -227,30 +227,40 @@ class SandboxedExecute(Execute):
     # ------------------------------------------------------------------ entry point
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km=None):
+        self._reset_run(nb, resources, km)
+        run_sync(self._async_preprocess)()
+        return self.nb, self.resources
+
+    def _reset_run(self, nb: NotebookNode, resources: Any, km=None) -> None:
+        """Start a notebook afresh: nbclient's state and this notebook's output budget."""
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
-        run_sync(self._async_preprocess)()
-        return self.nb, self.resources
+        self._output_used = 0
+        self._truncated_cells: set = set()
+
+    def _place(self, *, sandboxed: bool, scratch: str, uid: Optional[int], workdir: str,
+               inner_workdir: Optional[str], n_kernels: int = 0) -> None:
+        """Where this notebook's kernels run: sandboxed or not, scratch dir (connection folders), uid, folder."""
+        self._sandboxed_now, self._scratch, self._uid = sandboxed, scratch, uid
+        self._workdir, self._inner_workdir, self._n_kernels = workdir, inner_workdir, n_kernels
 
     async def _async_preprocess(self) -> None:
         path = (self.resources or {}).get("metadata", {}).get("path") or os.getcwd()
         path = os.path.abspath(path)
-        self._sandboxed_now = self.sandboxed
-        if self._sandboxed_now:
+        sandboxed = self.sandboxed
+        if sandboxed:
             sbx.require_sandbox()
-        self._scratch = tempfile.mkdtemp(prefix="nbsbx-", dir=self.sandbox_tmpdir or None)
-        os.chmod(self._scratch, 0o755)
-        self._n_kernels = 0
-        self._output_used = 0
-        self._truncated_cells: set = set()
-        self._uid = sbx.pick_sandbox_uid() if self._sandboxed_now else None
-        if self._sandboxed_now:
-            self._workdir = os.path.join(self._scratch, "work")
-            sbx.copy_submission(path, self._workdir, self._uid)
-            self._inner_workdir = f"{sbx.SANDBOX_HOME}/{Path(path).name or 'submission'}"
+        scratch = tempfile.mkdtemp(prefix="nbsbx-", dir=self.sandbox_tmpdir or None)
+        os.chmod(scratch, 0o755)
+        uid = sbx.pick_sandbox_uid() if sandboxed else None
+        if sandboxed:
+            workdir = os.path.join(scratch, "work")
+            sbx.copy_submission(path, workdir, uid)
+            self._place(sandboxed=True, scratch=scratch, uid=uid, workdir=workdir,
+                        inner_workdir=f"{sbx.SANDBOX_HOME}/{Path(path).name or 'submission'}")
         else:
-            self._workdir, self._inner_workdir = path, None
+            self._place(sandboxed=False, scratch=scratch, uid=None, workdir=path, inner_workdir=None)
         try:
             await self._run_notebook()
         finally:

@@ -232,26 +232,16 @@ def _cached_subclass(cache: dict, prefix: str, cls, make):
 
 def _warm_class(cls):
     """``cls`` (a SandboxedExecute subclass) that can take a pre-started kernel and stops it in the background."""
-    from nbclient.client import NotebookClient
-
     def make():
         class Warm(_RecordsTimeouts, cls):
             _prestarted = None
 
             async def grade(self, nb, resources, slot: _Slot):
                 # what SandboxedExecute.preprocess/_async_preprocess do, with the slot's folder and kernel
-                NotebookClient.__init__(self, nb, None)
-                self.reset_execution_trackers()
-                self._check_assign_resources(resources)
+                self._reset_run(nb, resources)
                 self._timed_out = []
-                self._sandboxed_now = slot.sandboxed
-                self._scratch = slot.scratch
-                self._n_kernels = slot.n_kernels
-                self._output_used = 0
-                self._truncated_cells = set()
-                self._uid = slot.uid
-                self._workdir = slot.workdir
-                self._inner_workdir = slot.inner_workdir
+                self._place(sandboxed=slot.sandboxed, scratch=slot.scratch, uid=slot.uid, workdir=slot.workdir,
+                            inner_workdir=slot.inner_workdir, n_kernels=slot.n_kernels)
                 self._prestarted = (slot.km, slot.kc)
                 try:
                     await self._run_notebook()
@@ -280,27 +270,17 @@ def _warm_class(cls):
 
 def _forked_class(cls):
     """``cls`` (a SandboxedExecute subclass) whose kernels are forked from the worker's fork server."""
-    from nbclient.client import NotebookClient
-
     def make():
         class Forked(_RecordsTimeouts, cls):
             async def grade(self, nb, resources, server_for):
-                NotebookClient.__init__(self, nb, None)
-                self.reset_execution_trackers()
-                self._check_assign_resources(resources)
+                self._reset_run(nb, resources)
                 self._timed_out = []
                 self._kernel_start = 0.0
                 self._server_for = server_for
                 server = server_for()
-                self._sandboxed_now = True
-                self._scratch = server.conn_root
-                self._n_kernels = next(_KERNEL_SERIAL)   # unique connection folders: the last kernel's
-                                                         # cleanup may still be running
-                self._output_used = 0
-                self._truncated_cells = set()
-                self._uid = server.uid
-                self._workdir = server.workdir
-                self._inner_workdir = server.inner_workdir
+                # unique connection folders (n_kernels): the last kernel's cleanup may still be running
+                self._place(sandboxed=True, scratch=server.conn_root, uid=server.uid, workdir=server.workdir,
+                            inner_workdir=server.inner_workdir, n_kernels=next(_KERNEL_SERIAL))
                 try:
                     await self._run_notebook()
                 finally:
@@ -484,7 +464,6 @@ class _Engine:
     # -- kernels started ahead of time
 
     async def _prestart(self, spec: dict) -> _Slot:
-        from nbclient.client import NotebookClient
         from nbformat import NotebookNode
         from coursetools import sandbox as sbx
 
@@ -508,15 +487,8 @@ class _Engine:
             os.mkdir(workdir, 0o755)
             if uid is not None:
                 sbx.chown_tree(workdir, uid)
-            NotebookClient.__init__(starter, stub, None)
-            starter.reset_execution_trackers()
-            starter._check_assign_resources({"metadata": {"path": workdir}})
-            starter._sandboxed_now = sandboxed
-            starter._scratch = scratch
-            starter._n_kernels = 0
-            starter._uid = uid
-            starter._workdir = workdir
-            starter._inner_workdir = inner
+            starter._reset_run(stub, {"metadata": {"path": workdir}})
+            starter._place(sandboxed=sandboxed, scratch=scratch, uid=uid, workdir=workdir, inner_workdir=inner)
             t0 = time.perf_counter()
             await starter._start_kernel()
             return _Slot(km=starter.km, kc=starter.kc, scratch=scratch, workdir=workdir, inner_workdir=inner,
