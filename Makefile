@@ -33,10 +33,11 @@ test: venv
 	bash scripts/system-packages.sh test
 	$(BIN)/python -m pytest grader_tests
 
-## make release: copy the widget beside each notebook and regenerate release/ from source/ (with a scratch
-## gradebook, so that a class already graded does not block it).
+## make release: copy the widget package beside each notebook (as minimax_widget/) and regenerate release/ from
+## source/ (with a scratch gradebook, so that a class already graded does not block it).
 release: venv
-	db=$$(mktemp -d); for a in $(ASSIGNMENTS); do cp coursetools/widget.py source/$$a/minimax_widget.py; \
+	db=$$(mktemp -d); for a in $(ASSIGNMENTS); do rm -rf source/$$a/minimax_widget source/$$a/minimax_widget.py; \
+	  cp -r coursetools/widget source/$$a/minimax_widget; rm -rf source/$$a/minimax_widget/__pycache__; \
 	  $(BIN)/python -m nbgrader generate_assignment $$a --force --db=sqlite:///$$db/release.db || exit 1; done; \
 	rm -rf $$db
 

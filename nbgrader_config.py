@@ -41,11 +41,11 @@ c.Autograde.autograde_preprocessors = [
 # Feedback shows each check's name and failure message, but not the code of hidden tests.
 c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
 
-# Parallel grading (`make grade`, coursetools.parallel): an existing Dask scheduler instead of a LocalCluster
+# Parallel grading (`make grade`, coursetools.grading): an existing Dask scheduler instead of a LocalCluster
 # here ('tcp://host:8786'), notebooks at once (0: cores + 1), kernels forked from warm sandboxed fork servers
-# that have imported and warmed up the hidden checks (docs/parallel.md), else kernels started ahead.
-c.ParallelGrading.scheduler = ''
-c.ParallelGrading.workers = 0
-c.ParallelGrading.fork_server = True
-c.ParallelGrading.preload = ['coursetools.checks.noughts_and_crosses', 'coursetools.checks.alpha_beta']
-c.ParallelGrading.prestart_kernels = True
+# ('forked'; or 'prestarted', 'cold'), and two speed-ups that use nbgrader's internals (coursetools.adapters).
+c.Grading.scheduler = ''
+c.Grading.workers = 0
+c.Grading.kernels = 'forked'
+c.Grading.pooled_gradebook = True
+c.Grading.cached_validation = True

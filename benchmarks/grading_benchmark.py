@@ -1,35 +1,42 @@
-"""Plain `nbgrader autograde` against `coursetools.parallel` on the same 40-submission class, in one run.
+"""`make grade` against plain nbgrader, on the same class, in one run, with the same steps on both sides.
 
-The class is the demo class (14 realistic submissions: correct, slow, buggy, untouched, noisy) replicated with
-distinct ids (ada_01, ben_02, ...) up to --students submissions, in two identical temporary copies of the course
-(one per method, each with its own gradebook). Both are timed as an instructor runs them, from a fresh process:
+The class is a varied one by default (`--class varied`): made-up students of benchmarks/varied_class/ (correct,
+slow but correct, a RecursionError, typical mistakes, handed in half way) and blank notebooks (the release
+untouched), cycled up to --students submissions with distinct ids. `--class demo` uses the bundled demo class
+instead. Two identical copies of the course are graded, each as an instructor would from a fresh process:
 
-    plain:    python -m nbgrader autograde <a> --force
-    parallel: python -m coursetools.parallel <a> [--workers N]
+    plain: nbgrader generate_assignment, autograde, generate_feedback, export   (in the course folder)
+    ours:  python -m coursetools.grade <assignment>    (the same four steps, autograde in parallel, plus reports)
 
-and the script prints both wall times, their ratio (target <= 0.33), whether the marks agree, and where the time
-went per notebook (from nbgrader's timestamped log for the plain run, from the parallel report otherwise).
+It prints the wall times (total and per phase) and their ratios (targets: autograde <= 1/3, the whole run
+<= 0.4), whether the marks agree cell for cell, the machine's busy CPU, how busy the workers were, and what the
+trusted checker's calls into the kernels cost per notebook.
 
-    .venv/bin/python benchmarks/grading_benchmark.py [--students 40] [--workers N] [--repeat 1] [--keep]
+    .venv/bin/python benchmarks/grading_benchmark.py [--class varied|demo] [--students 40] [--repeat 1]
+                                                     [--workers N] [--keep]
 """
 import argparse
 import json
 import os
 import pathlib
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime
+
+import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'grader_tests'))
 from conftest import copy_course  # noqa: E402
+from coursetools import democlass  # noqa: E402
 
 ASSIGNMENT = 'noughts_and_crosses'
+# How many of each kind a varied class of 40 has (scaled to --students): blank notebooks are the release untouched.
+VARIED = {'blank': 6, 'halfdone': 5, 'recursion': 2, 'slowpoke': 3, 'memo': 6, 'flipsign': 5, 'firstmove': 5,
+          'nocolumns': 8}
 
 
 def env():
@@ -39,99 +46,68 @@ def env():
     return e
 
 
-def build_class(dest, n):
-    """A course copy whose submitted/ holds n submissions: the demo students, replicated with distinct ids."""
-    course = copy_course(dest)
-    demo = sorted(p.name for p in (course / 'submitted').iterdir())
-    staging = course / 'submitted.demo'
-    (course / 'submitted').rename(staging)
-    (course / 'submitted').mkdir()
-    for i in range(n):
-        src = demo[i % len(demo)]
-        shutil.copytree(staging / src, course / 'submitted' / f'{src}_{i + 1:02d}')
-    shutil.rmtree(staging)
-    subprocess.run([sys.executable, '-m', 'nbgrader', 'generate_assignment', ASSIGNMENT, '--force'],
-                   cwd=course, env=env(), check=True, capture_output=True)
+def students_of(kind, n):
+    """[(student id, notebook)] for a class of n submissions."""
+    release = nbformat.read(ROOT / 'release' / ASSIGNMENT / f'{ASSIGNMENT}.ipynb', as_version=4)
+    if kind == 'demo':
+        files = sorted((ROOT / 'demo_class' / ASSIGNMENT).glob('*.py'))
+        pool = [(f.stem, democlass.fill(release, *democlass.read_answers(f))) for f in files]
+    else:
+        folder = ROOT / 'benchmarks' / 'varied_class' / ASSIGNMENT
+        pool = []
+        for name, count in VARIED.items():
+            notebook = release if name == 'blank' else democlass.fill(
+                release, *democlass.read_answers(folder / f'{name}.py'))
+            pool += [(name, notebook)] * count
+    picked = [pool[(i * len(pool)) // n if n <= len(pool) else i % len(pool)] for i in range(n)]
+    return [(f'{name}_{i + 1:02d}', notebook) for i, (name, notebook) in enumerate(picked)]
+
+
+def build_class(dest, students):
+    course = copy_course(dest, students=[])
+    for student, notebook in students:
+        folder = course / 'submitted' / student / ASSIGNMENT
+        shutil.copytree(ROOT / 'release' / ASSIGNMENT, folder, ignore=shutil.ignore_patterns('*.ipynb', '__pycache__'))
+        nbformat.write(notebook, folder / f'{ASSIGNMENT}.ipynb')
+        (folder / 'timestamp.txt').write_text(democlass.TIMESTAMP + '\n')
     return course
 
 
-LOG_FORMAT = '%(asctime)s.%(msecs)03d [%(levelname)s] %(message)s'
-
-
 def busy_cpu():
-    """CPU seconds the whole machine has spent busy so far (all processes, kernels in their sandboxes
-    included), from /proc/stat: sandboxed kernels are not always reaped by their parent, so rusage misses them."""
+    """CPU seconds the whole machine has been busy (kernels in their sandboxes included), from /proc/stat."""
     with open('/proc/stat') as f:
         fields = [int(x) for x in f.readline().split()[1:]]
     return (sum(fields) - fields[3] - fields[4]) / os.sysconf('SC_CLK_TCK')
 
 
+def timed(command, course):
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=course, env=env(), capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout[-2000:] + result.stderr[-3000:])
+        raise SystemExit(f'{" ".join(command[2:5])} failed')
+    return time.perf_counter() - started
+
+
 def run_plain(course):
-    """Wall time of plain nbgrader autograde, and a per-notebook breakdown from its timestamped log."""
-    start = time.time()
-    cpu0 = busy_cpu()
-    t0 = time.perf_counter()
-    result = subprocess.run([sys.executable, '-m', 'nbgrader', 'autograde', ASSIGNMENT, '--force',
-                             f'--Application.log_format={LOG_FORMAT}',
-                             '--Application.log_datefmt=%Y-%m-%d %H:%M:%S'],
-                            cwd=course, env=env(), capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if result.returncode != 0:
-        sys.stderr.write(result.stderr[-3000:])
-        raise SystemExit('plain nbgrader autograde failed')
-    breakdown = plain_breakdown(result.stderr, start)
-    breakdown['cpu'] = busy_cpu() - cpu0
-    return wall, breakdown
+    nbgrader = [sys.executable, '-m', 'nbgrader']
+    cpu = busy_cpu()
+    phases = {'release': timed(nbgrader + ['generate_assignment', ASSIGNMENT, '--force'], course),
+              'autograde': timed(nbgrader + ['autograde', ASSIGNMENT, '--force'], course),
+              'feedback': timed(nbgrader + ['generate_feedback', ASSIGNMENT, '--force'], course),
+              'export': timed(nbgrader + ['export'], course)}
+    return sum(phases.values()), phases, busy_cpu() - cpu
 
 
-def plain_breakdown(log, start):
-    """Per notebook: sanitize (Sanitizing -> Autograding), execute + save grades (Autograding -> Writing the
-    autograded notebook), and per-student bookkeeping (the rest); start-up = launch -> first student."""
-    events = []
-    for line in log.splitlines():
-        m = re.match(r'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \[\w+\] (.*)', line)
-        if m:
-            t = datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S.%f').timestamp()
-            events.append((t, m.group(2)))
-    if not events:
-        return {}
-    first = next((t for t, msg in events if msg.startswith(('Removing existing', 'Copying', 'Creating/updating'))),
-                 events[0][0])
-    sanitize, autograde = [], []
-    t_san = t_auto = None
-    for t, msg in events:
-        if msg.startswith('Sanitizing'):
-            t_san = t
-        elif msg.startswith('Autograding') and t_san is not None:
-            sanitize.append(t - t_san)
-            t_auto = t
-        elif msg.startswith('Writing') and t_auto is not None:
-            autograde.append(t - t_auto)
-            t_auto = None
-    end = events[-1][0]
-    n = max(1, len(autograde))
-    per_nb = (end - first) / n
-    return {'startup': first - start, 'per_notebook': per_nb, 'sanitize': statistics.mean(sanitize or [0]),
-            'execute_and_save': statistics.mean(autograde or [0]),
-            'other': per_nb - statistics.mean(sanitize or [0]) - statistics.mean(autograde or [0]), 'n': n}
-
-
-def run_parallel(course, workers):
-    out = course / 'parallel_report.json'
-    args = [sys.executable, '-m', 'coursetools.parallel', ASSIGNMENT, '--course', str(course), '--no-progress',
-            '--json', str(out)]
+def run_ours(course, workers):
+    out = course / 'grade_report.json'
+    command = [sys.executable, '-m', 'coursetools.grade', ASSIGNMENT, '--no-progress', '--json', str(out)]
     if workers:
-        args += ['--workers', str(workers)]
-    cpu0 = busy_cpu()
-    t0 = time.perf_counter()
-    result = subprocess.run(args, cwd=course, env=env(), capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if result.returncode != 0:
-        sys.stderr.write(result.stderr[-3000:])
-        raise SystemExit('parallel autograde failed')
+        command += ['--workers', str(workers)]
+    cpu = busy_cpu()
+    wall = timed(command, course)
     report = json.loads(out.read_text())
-    report['cpu'] = busy_cpu() - cpu0
-    return wall, report
+    return wall, report, busy_cpu() - cpu
 
 
 def marks(course):
@@ -147,91 +123,74 @@ def marks(course):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--class', dest='kind', choices=('varied', 'demo'), default='varied')
     parser.add_argument('--students', type=int, default=40)
     parser.add_argument('--workers', type=int, default=0, help='notebooks at once (default: cores + 1)')
-    parser.add_argument('--repeat', type=int, default=1, help='alternate plain/parallel this many times')
+    parser.add_argument('--repeat', type=int, default=1, help='alternate plain and ours this many times')
     parser.add_argument('--keep', action='store_true', help='keep the temporary courses')
     args = parser.parse_args()
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix='grading-bench-'))
     try:
-        print(f'building a {args.students}-submission class (two copies) in {tmp} ...', flush=True)
-        plain_course = build_class(tmp / 'plain', args.students)
-        par_course = build_class(tmp / 'parallel', args.students)
-        plains, pars, reports, breakdowns = [], [], [], []
+        students = students_of(args.kind, args.students)
+        print(f'a {args.kind} class of {len(students)} submissions, two copies, in {tmp}', flush=True)
+        runs = []
         for r in range(args.repeat):
-            w, b = run_plain(plain_course)
-            plains.append(w)
-            breakdowns.append(b)
-            print(f'run {r + 1}: plain nbgrader autograde: {w:6.1f} s', flush=True)
-            w, rep = run_parallel(par_course, args.workers)
-            pars.append(w)
-            reports.append(rep)
-            print(f'run {r + 1}: coursetools.parallel:     {w:6.1f} s  ({rep["workers"]} workers)  '
-                  f'ratio {w / plains[-1]:.2f}', flush=True)
-
-        same = marks(plain_course) == marks(par_course)
-        n = args.students
-        print()
-        print(f'{n} submissions, {os.cpu_count()} cores, load average now {os.getloadavg()[0]:.1f}')
-        print(f'plain nbgrader autograde: {min(plains):6.1f} s (range {min(plains):.1f}-{max(plains):.1f}), '
-              f'{min(plains) / n:.2f} s per notebook')
-        print(f'coursetools.parallel:     {min(pars):6.1f} s (range {min(pars):.1f}-{max(pars):.1f}), '
-              f'{min(pars) / n:.2f} s per notebook')
-        ratios = [p / q for p, q in zip(pars, plains)]
-        print(f'ratio parallel/plain:     {statistics.median(ratios):.3f} '
-              f'(per run: {", ".join(f"{x:.3f}" for x in ratios)}; target <= 0.333)')
-        print(f'marks identical, cell for cell: {same}')
-        print(f'busy CPU seconds, whole machine (kernels included): plain {breakdowns[-1]["cpu"]:.1f} '
-              f'({breakdowns[-1]["cpu"] / plains[-1] / os.cpu_count():.0%} of {os.cpu_count()} cores), '
-              f'parallel {reports[-1]["cpu"]:.1f} ({reports[-1]["cpu"] / pars[-1] / os.cpu_count():.0%})')
-
-        b = breakdowns[-1]
-        print('\nwhere the time goes, plain (per notebook, from nbgrader\'s log):')
-        print(f'  start-up (interpreter, imports, config, gradebook) once: {b.get("startup", 0):.2f} s')
-        print(f'  sanitize (read, 5 preprocessors, gradebook reads, write):  {b.get("sanitize", 0):.2f} s')
-        print(f'  execute (kernel start + cells + shutdown) and save grades: {b.get("execute_and_save", 0):.2f} s')
-        print(f'  per-student bookkeeping (student/submission rows, files):  {b.get("other", 0):.2f} s')
-        print(f'  total per notebook:                                       {b.get("per_notebook", 0):.2f} s')
-
-        rep = reports[-1]
-        mt, tm = rep['main_timing'], rep['timings']
-
-        def mean(key):
-            vals = [t[key] for t in tm if isinstance(t.get(key), (int, float))]
-            return statistics.mean(vals) if vals else 0.0
-        gb_write = mt.get('pp:SaveAutoGradesIgnoringStderr', 0) + mt.get('pp:AssignLatePenalties', 0)
-        ready = sum(1 for t in tm if t.get('kernel_was_ready'))
-        forked = sum(1 for t in tm if t.get('kernel_forked'))
-        print('\nwhere the time goes, parallel (per notebook unless said otherwise):')
-        print(f'  interpreter start + imports (process wall - report wall) once: {pars[-1] - rep["wall"]:.2f} s')
-        print(f'  nbgrader config/app start-up once:                {mt.get("nbgrader_startup", 0):.2f} s')
-        print(f'  Dask LocalCluster start (overlaps sanitizing) once: {mt.get("cluster_start", 0):.2f} s')
-        print('  calling process (one after another):')
-        print(f'    student/submission rows + files (init_assignment): {mt.get("init_assignment", 0) / n:.3f} s')
-        print(f'    sanitize:                                         {mt.get("sanitize", 0) / n:.3f} s')
-        print(f'    gradebook write (SaveAutoGrades + late penalty):  {gb_write / n:.3f} s')
-        print(f'    other post-execution preprocessors + write:      '
-              f'{(mt.get("finish", 0) - gb_write) / n:.3f} s')
-        print(f'    CPU of the grading process (this and the worker threads, not kernels), whole run: '
-              f'{mt.get("main_process_cpu", 0):.1f} s')
-        print(f'  workers ({rep["workers"]} notebooks at once):')
-        if forked:
-            print(f'    kernel start (forked from a warm fork server):    {mean("kernel_start"):.2f} s '
-                  f'({forked}/{len(tm)} kernels forked)')
-        else:
-            print(f'    kernel start (started ahead, overlapped):         {mean("kernel_start"):.2f} s '
-                  f'({ready}/{len(tm)} kernels were ready when their notebook arrived)')
-        print(f'    waiting for a kernel:                             {mean("kernel_wait"):.2f} s')
-        print(f'    execution of the cells:                           {mean("execute"):.2f} s')
-        print(f'    whole task on the worker:                         {mean("worker_total"):.2f} s')
-        if not same:
-            raise SystemExit('MARKS DIFFER between the plain and the parallel run')
+            plain_course = build_class(tmp / f'plain{r}', students)
+            our_course = build_class(tmp / f'ours{r}', students)
+            plain = run_plain(plain_course)
+            print(f'run {r + 1}: plain nbgrader {plain[0]:6.1f} s  (autograde {plain[1]["autograde"]:.1f} s)',
+                  flush=True)
+            ours = run_ours(our_course, args.workers)
+            grading = ours[1][ASSIGNMENT]
+            print(f'run {r + 1}: make grade     {ours[0]:6.1f} s  (autograde {grading["wall"]:.1f} s, '
+                  f'{grading["workers"]} workers)  ratio {ours[0] / plain[0]:.3f}, autograde '
+                  f'{grading["wall"] / plain[1]["autograde"]:.3f}', flush=True)
+            runs.append((plain, ours, marks(plain_course) == marks(our_course)))
+        report(runs, len(students))
     finally:
         if args.keep:
             print(f'\nkept {tmp}')
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(runs, n):
+    cores = os.cpu_count()
+    totals = [ours[0] / plain[0] for plain, ours, _ in runs]
+    autogrades = [ours[1][ASSIGNMENT]['wall'] / plain[1]['autograde'] for plain, ours, _ in runs]
+    print(f'\n{n} submissions, {cores} cores, load average now {os.getloadavg()[0]:.1f}')
+    print(f'ratio make grade / plain nbgrader, whole run: {statistics.median(totals):.3f} '
+          f'(per run: {", ".join(f"{x:.3f}" for x in totals)}; target <= 0.4)')
+    print(f'ratio, autograde phase alone:              {statistics.median(autogrades):.3f} '
+          f'(per run: {", ".join(f"{x:.3f}" for x in autogrades)}; target <= 0.333)')
+    print(f'marks identical, cell for cell: {all(same for *_, same in runs)}')
+    (plain_wall, phases, plain_cpu), (our_wall, our_report, our_cpu), _ = runs[-1]
+    grading = our_report[ASSIGNMENT]
+    print('\nphases of the last run (seconds): plain | ours')
+    ours_phases = {'release': None, 'autograde': grading['wall'], 'feedback': None, 'export': None}
+    for name, seconds in phases.items():
+        mine = ours_phases[name]
+        print(f'  {name:10} {seconds:7.1f} | {"" if mine is None else f"{mine:7.1f}"}')
+    print(f'  {"total":10} {plain_wall:7.1f} | {our_wall:7.1f}  (ours also repairs, writes reports, prints the table)')
+    print(f'busy CPU, whole machine: plain {plain_cpu:.1f} s ({plain_cpu / plain_wall / cores:.0%} of {cores} cores), '
+          f'ours {our_cpu:.1f} s ({our_cpu / our_wall / cores:.0%})')
+    timings = grading['timings']
+
+    def mean(key):
+        values = [t[key] for t in timings if isinstance(t.get(key), (int, float))]
+        return statistics.mean(values) if values else 0.0
+    executing = sum(t.get('execute', 0) for t in timings)
+    print(f'\nautograde, ours: {len(timings)} notebooks on {grading["workers"]} workers, busy '
+          f'{executing / (grading["workers"] * grading["wall"]):.0%}; slowest notebook '
+          f'{max((t.get("execute", 0) for t in timings), default=0):.1f} s')
+    print('  per notebook: kernel start {:.2f} s, student cells {:.2f} s, test cells {:.2f} s (of which waiting '
+          'for the kernel\'s answers {:.2f} s), {:.0f} calls into the kernel'.format(
+              mean('kernel_start'), mean('kernel_cells'), mean('test_cells'), mean('call_seconds'), mean('calls')))
+    main_times = grading['main']
+    print('  grading process: prepare {:.2f} s and finish {:.2f} s per notebook, {:.1f} CPU-s in all; cluster start '
+          '{:.1f} s'.format(main_times.get('prepare', 0) / n, main_times.get('finish', 0) / n,
+                            main_times.get('process_cpu', 0), main_times.get('cluster_start', 0)))
 
 
 if __name__ == '__main__':

@@ -67,7 +67,8 @@ def main():
         shutil.copytree(ROOT / 'source' / 'noughts_and_crosses', reference)
         plain = scratch / 'plain'
         shutil.copytree(ROOT / 'submitted' / 'ada' / 'noughts_and_crosses', plain)
-        shutil.copy(ROOT / 'source/noughts_and_crosses/minimax_widget.py', plain)
+        shutil.copytree(ROOT / 'source/noughts_and_crosses/minimax_widget', plain / 'minimax_widget',
+                        dirs_exist_ok=True)
         ref_times = [restart_and_run_all(reference / 'noughts_and_crosses.ipynb') for _ in range(args.runs)]
         plain_times = [restart_and_run_all(plain / 'noughts_and_crosses.ipynb') for _ in range(args.runs)]
         print('Restart & Run All, kernel start included (seconds)')

@@ -1,14 +1,26 @@
-"""How fast is the classroom widget with the notebook's reference functions?
+"""How fast is the classroom widget with the workbook's functions and a plain (unmemoized) minimax as score?
 
     python benchmarks/widget_benchmark.py
 
-Prints the time to compute and draw (to PNG) the depth-1, -2 and -3 trees of the empty board and of a
-mid-game position, "cold" (fresh reference functions, so their own memo is empty, and an empty widget
-cache) and "warm" (everything remembered), and the time of a whole perfect game with no pause between moves.
+The widget is imported as the notebook imports it: coursetools/widget/ copied to a temporary folder as
+minimax_widget/. "Cold" means fresh functions and a fresh widget cache for every measurement. It prints:
+
+* the time to build and draw (to SVG, for a 760-px view) the depth-2 and depth-3 trees from every position with at
+  most four marks and a sample of the others: median, 95th percentile, the worst and where (targets: 0.3 s, 1 s);
+  then depth 2 with memoize off (every call reaches score: the classroom demonstration of a plain search);
+* the same through a whole widget (its background thread and its tree view), from the empty board;
+* counting the positions a plain and a memoized minimax visit from the empty board;
+* a whole perfect game with no pause, with and without the tree drawn after every move;
+* the notebook's widget cell under nbgrader (NBGRADER_EXECUTION set), in a fresh interpreter.
 """
 import json
 import os
+import random
+import shutil
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,50 +28,126 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 NOTEBOOK = ROOT / 'source' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb'
 NAMES = ('print_state', 'score_end', 'play', 'moves', 'score')
-MID_GAME = (('x', ' ', 'o'), (' ', 'x', ' '), (' ', ' ', ' '))   # o to move
+PLAIN_SCORE = '''
+def score(state, player):
+    end = score_end(state)
+    if end is not None:
+        return end, None
+    opponent = 'o' if player == 'x' else 'x'
+    options = [(score(play(state, row, col, player), opponent)[0], (row, col)) for row, col in moves(state)]
+    return (max if player == 'x' else min)(options, key=lambda option: option[0])
+'''
+TARGETS = {2: 0.3, 3: 1.0}
 
 
-def reference_functions():
-    """The notebook's solution cells, executed in order in a fresh namespace (a fresh memo each time)."""
-    notebook = json.loads(NOTEBOOK.read_text())
-    namespace = {'__name__': 'reference_solutions'}
-    for cell in notebook['cells']:
+def fresh_functions():
+    """The workbook's solution cells and a plain minimax, executed in a fresh namespace, as a notebook would."""
+    namespace = {'__name__': 'notebook'}
+    for cell in json.loads(NOTEBOOK.read_text())['cells']:
         if cell['cell_type'] == 'code' and cell.get('metadata', {}).get('nbgrader', {}).get('solution'):
             exec(compile(''.join(cell['source']), str(NOTEBOOK), 'exec'), namespace)
+    exec(compile(PLAIN_SCORE, 'score', 'exec'), namespace)
     return {name: namespace[name] for name in NAMES}
+
+
+def shipped_widget(folder):
+    """Import the package as the notebook does: minimax_widget/ in a folder of its own."""
+    shutil.copytree(ROOT / 'coursetools' / 'widget', Path(folder) / 'minimax_widget',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    sys.path.insert(0, str(folder))
+    import minimax_widget
+    return minimax_widget
+
+
+def positions():
+    """Every unfinished position with at most four marks (the costly ones) and 300 others."""
+    from coursetools import oracle
+    open_positions = [board for board in oracle.reachable_positions() if oracle.outcome(board) is None]
+    early = [board for board in open_positions if sum(cell != ' ' for row in board for cell in row) <= 4]
+    late = [board for board in open_positions if sum(cell != ' ' for row in board for cell in row) > 4]
+    return early + random.Random(1).sample(late, 300)
+
+
+def tree_times():
+    from minimax_widget.calls import FunctionCaller
+    from minimax_widget.drawing import draw_tree
+    from minimax_widget.model import build_tree, side_to_move
+    boards = positions()
+    print(f'Build and draw a tree, cold, from {len(boards)} positions (every one with at most four marks, '
+          f'and 300 others):')
+    print(f'{"depth":>5} {"median s":>9} {"95% s":>8} {"worst s":>8}  worst position{"":>19} target')
+    for depth in (2, 3):
+        times = []
+        for board in boards:
+            call = FunctionCaller(fresh_functions())
+            start = time.perf_counter()
+            tree = build_tree(call, board, side_to_move(board), depth)
+            draw_tree(tree, 760)
+            times.append((time.perf_counter() - start, board))
+        seconds = sorted(t for t, _ in times)
+        worst, where = max(times)
+        flat = ''.join(''.join(row) for row in where).replace(' ', '.')
+        print(f'{depth:>5} {statistics.median(seconds):>9.3f} {seconds[int(0.95 * len(seconds))]:>8.3f} '
+              f'{worst:>8.3f}  {flat:<33} {"met" if worst <= TARGETS[depth] else "MISSED"} (<= {TARGETS[depth]} s)')
+    print('(memoize on, the default: the widget remembers score\'s recursive calls, so each position is searched once)')
+    for cells in ('xo x o   ', '         '):
+        board = tuple(tuple(cells[row * 3:row * 3 + 3]) for row in range(3))
+        call = FunctionCaller(fresh_functions(), memoize=False)
+        start = time.perf_counter()
+        tree = build_tree(call, board, side_to_move(board), 2)
+        draw_tree(tree, 760)
+        print(f'memoize off, depth 2 from {cells.replace(" ", "."):<9}: {time.perf_counter() - start:.2f} s, '
+              f'{call.calls["score"]:,} calls of score')
+
+
+def widget_times(package):
+    print('\nThrough the widget (background thread, tree view, counts), cold, from the empty board:')
+    for depth in (1, 2, 3):
+        start = time.perf_counter()
+        widget = package.GameTreeWidget(**fresh_functions(), depth=depth)
+        widget.wait(120)
+        elapsed = time.perf_counter() - start
+        tree = widget.last_tree
+        print(f'  depth {depth}: tree shown and counted {elapsed:.3f} s (building it {tree.counts["seconds"]:.3f} s, '
+              f'{tree.counts["score_calls"]:,} calls reached score, {len(widget.last_drawing.svg):,} bytes of SVG); '
+              f'plain minimax {tree.search["plain"]:,} positions, memoized {tree.search["distinct"]:,}')
+        widget.close()
+    from minimax_widget.calls import FunctionCaller
+    from minimax_widget.model import EMPTY_STATE, PositionGraph
+    start = time.perf_counter()
+    counts = PositionGraph().counts(FunctionCaller(fresh_functions()), EMPTY_STATE, 'x')
+    print(f'  counting alone: {time.perf_counter() - start:.3f} s for {counts}')
+    for label, options in [('tree not drawn', dict(tree=False)),
+                           ('depth-2 tree drawn after every move (answers remembered from the first tree)', {})]:
+        widget = package.GameTreeWidget(**fresh_functions(), **options)
+        widget.wait(120)
+        start = time.perf_counter()
+        widget.perfect_game(pace=0)
+        widget.wait(120)
+        turn = widget.status.value.split('</div>')[0].split('>')[-1]
+        print(f'  perfect game from the empty board, pace 0, {label}: {time.perf_counter() - start:.3f} s '
+              f'({len(widget.history) - 1} moves; {turn})')
+        widget.close()
+
+
+def grading_time(folder):
+    script = ('import sys, time\nstarted = time.perf_counter()\nfrom minimax_widget import GameTreeWidget\n'
+              'repr(GameTreeWidget(print_state=None, score_end=None, play=None, moves=None, score=None))\n'
+              'print(f"{time.perf_counter() - started:.4f}", "ipywidgets" in sys.modules, "anywidget" in sys.modules)')
+    env = dict(os.environ, NBGRADER_EXECUTION='autograde', PYTHONPATH='')
+    out = subprocess.run([sys.executable, '-c', script], cwd=folder, env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    print(f'\nThe widget cell under nbgrader: {float(out[0]):.4f} s; ipywidgets imported: {out[1]}, '
+          f'anywidget imported: {out[2]}')
 
 
 def main():
     os.environ.pop('NBGRADER_EXECUTION', None)
-    from coursetools.widget import GameTreeWidget, draw_tree, figure_png
-    figure_png(draw_tree(GameTreeWidget(**reference_functions(), tree=False).tree(depth=1)))   # import matplotlib
-
-    print(f'{"position":<10} {"depth":>5} {"cold s":>8} {"warm s":>8} {"nodes":>6} {"positions searched (cold)":>26}')
-    for name, board, player in [('empty', None, 'x'), ('mid-game', MID_GAME, 'o')]:
-        for depth in (1, 2, 3):
-            widget = GameTreeWidget(**reference_functions(), tree=False, state=board)
-            widget.wait()
-            state = widget.state
-            start = time.perf_counter()
-            tree = widget.tree(state, player, depth)
-            figure_png(draw_tree(tree))
-            cold = time.perf_counter() - start
-            start = time.perf_counter()
-            figure_png(draw_tree(widget.tree(state, player, depth)))
-            warm = time.perf_counter() - start
-            print(f'{name:<10} {depth:>5} {cold:>8.3f} {warm:>8.3f} {len(tree.nodes()):>6} {tree.counts["positions"]:>26}')
-            widget.close()
-
-    for label, kwargs in [('cold, tree not drawn', dict(tree=False)), ('cold, depth-2 tree drawn each move', dict(tree=True, depth=2))]:
-        widget = GameTreeWidget(**reference_functions(), **kwargs)
-        widget.wait()
-        start = time.perf_counter()
-        widget.perfect_game(pace=0)
-        widget.wait()
-        elapsed = time.perf_counter() - start
-        print(f'perfect game from the empty board, pace 0, {label}: {elapsed:.3f} s '
-              f'({len(widget.history) - 1} moves, result {widget.status.value.split("Game over: ")[-1].split(".")[0]})')
-        widget.close()
+    with tempfile.TemporaryDirectory() as folder:
+        package = shipped_widget(folder)
+        tree_times()
+        widget_times(package)
+        grading_time(folder)
 
 
 if __name__ == '__main__':

@@ -1,10 +1,12 @@
-"""Build the bundled demo class in submitted/ from the students' answers in demo_class/.
+"""Build the bundled demo class in submitted/ from the made-up students' answers in demo_class/.
+
+submitted/ is where real students' work goes, so it is never committed: `make grade` builds the demo class there
+when it finds submitted/ empty (a fresh clone), and leaves real submissions alone.
 
 Each student is one Python file, demo_class/<assignment>/<student>.py, split into sections by lines
 `# %% <grade_id>`; each section replaces the released solution cell with that grade_id, as if the student had
 typed it there. The release's other files (the widget module) are submitted alongside, as students do. Lines before the first section (imports, say) go at the top of the first answered cell. Cells the
-student did not answer keep the released stub. Run `python -m coursetools.democlass` after changing release/
-or demo_class/; grader_tests/test_demo_class.py checks that submitted/ is in sync.
+student did not answer keep the released stub. `python -m coursetools.democlass` (`make demo-class`) builds it.
 """
 import pathlib
 import re
@@ -42,23 +44,36 @@ def fill(release_notebook, preamble, answers):
     return nb
 
 
-def build_class(root='.'):
-    """Write submitted/<student>/<assignment>/ for every answer file under demo_class/."""
+def build_class(root='.', students=None):
+    """Write submitted/<student>/<assignment>/ for every answer file under demo_class/ (only `students`, if
+    given)."""
     root = pathlib.Path(root)
     written = []
+    (root / 'submitted').mkdir(exist_ok=True)
     for answer_file in sorted((root / 'demo_class').glob('*/*.py')):
         assignment, student = answer_file.parent.name, answer_file.stem
+        if students is not None and student not in students:
+            continue
         release = root / 'release' / assignment / f'{assignment}.ipynb'
         nb = fill(nbformat.read(release, as_version=4), *read_answers(answer_file))
         folder = root / 'submitted' / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, folder / f'{assignment}.ipynb')
         for extra in release.parent.iterdir():  # students download the whole release folder
-            if extra.is_file() and extra.suffix != '.ipynb':
+            if extra.is_dir() and extra.name != '__pycache__':
+                shutil.copytree(extra, folder / extra.name, dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns('__pycache__'))
+            elif extra.is_file() and extra.suffix != '.ipynb':
                 shutil.copy(extra, folder / extra.name)
         (folder / 'timestamp.txt').write_text(TIMESTAMP + '\n')
         written.append(folder)
     return written
+
+
+def has_submissions(root='.'):
+    """Whether submitted/ holds any student's folder."""
+    submitted = pathlib.Path(root) / 'submitted'
+    return submitted.is_dir() and any(p.is_dir() for p in submitted.iterdir())
 
 
 if __name__ == '__main__':

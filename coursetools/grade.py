@@ -1,168 +1,207 @@
-"""`make grade`: release, autograde, feedback, export and a per-task table, for every assignment in source/.
+"""`make grade`: release, autograde, feedback and export for every assignment that has submissions, then a table
+of marks per task, the reports, and how long each phase took.
 
-The course folder is the checkout this package lives in, or $COURSE_ROOT (the tests grade a copy).
+    python -m coursetools.grade [ASSIGNMENT ...] [--course DIR] [--sequential] [--scheduler ADDR] [--workers N]
+                                [--kernels forked|prestarted|cold] [--db URL] [--student ID ...]
+                                [--SomeNbgraderClass.setting=value ...]
 
-Each step is the plain nbgrader command an instructor would type, run from the course folder so that
-nbgrader_config.py applies.
+The course is the current folder (or --course). Release, feedback and export are the plain nbgrader commands an
+instructor would type there; autograde runs nbgrader's own steps with the notebooks executed in parallel
+(`coursetools.grading`), or, with --sequential, plain `nbgrader autograde`. Either way the test cells are judged
+by the trusted checker (`coursetools.checker`).
 """
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import re
-import pathlib
 import subprocess
 import sys
+import time
 
-from nbgrader.api import Gradebook
-
-from coursetools import marks, parallel, repair, report, sandbox
-
-ROOT = pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
+from coursetools import democlass, marks, pool, repair, report, sandbox
+from coursetools.course import Course
+from coursetools.progress import Phases
 
 
-def nbgrader(*args, db=None, check=True):
+def nbgrader(course, *args, db=None, check=True):
     """Run one nbgrader command in the course folder; stop with its log if it fails (unless check=False)."""
     if db:
         args = (*args, f'--db={db}')
     env = dict(os.environ)
-    # nbgrader runs alembic as a subprocess: the venv's bin/ must be on PATH.
-    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
-    command = [sys.executable, '-m', 'nbgrader', *args]
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')   # nbgrader runs alembic
+    result = subprocess.run([sys.executable, '-m', 'nbgrader', *args], cwd=course.root, env=env,
+                            capture_output=True, text=True)
     if result.returncode != 0 and check:
         sys.stderr.write(result.stdout + result.stderr)
         raise SystemExit(f'`nbgrader {" ".join(args)}` failed (exit {result.returncode}); its log is above.')
     return result
 
 
-def assignments():
-    return sorted(p.name for p in (ROOT / 'source').iterdir() if (p / f'{p.name}.ipynb').exists())
-
-
-def default_db_url():
-    return 'sqlite:///' + str(ROOT / 'gradebook.db')
-
-
 def check_sandbox():
     """Refuse to grade unsandboxed by accident: say why the sandbox cannot start and how to proceed."""
-    if os.environ.get('COURSE_GRADE_UNSANDBOXED') == '1':
-        print('WARNING: grading WITHOUT the sandbox (COURSE_GRADE_UNSANDBOXED=1): student code runs with your rights.')
+    if sandbox.unsandboxed_requested():
+        print(f'WARNING: grading WITHOUT the sandbox ({sandbox.UNSANDBOXED_ENV} is set): student code runs with '
+              'your rights.', flush=True)
         return
     reason = sandbox.probe()
     if reason:
         raise SystemExit(
             f'Cannot grade: the grading sandbox does not start on this machine.\n  {reason}\n'
             'Fix that (see docs/sandbox.md), or, only if you trust every submission, grade without the sandbox:\n'
-            '  COURSE_GRADE_UNSANDBOXED=1 make grade')
+            f'  {sandbox.UNSANDBOXED_ENV}=1 make grade')
 
 
-STAGING = '.grading/submitted'  # repaired copies of submitted/, relative to the course folder
+def check_environment(course):
+    foreign = course.foreign_package()
+    if foreign is not None:
+        raise SystemExit(f'This Python environment runs the course package of {foreign}, not of {course.root}. '
+                         f'Grade with that folder\'s own environment: run `make grade` in {course.root}.')
 
 
-def autograde(assignment, db=None, options=(), scheduler=None, workers=None, sequential=False):
-    """Stage repaired copies of the submissions, then autograde them; returns {student: notes}.
-
-    Notebooks are executed in parallel on Dask (coursetools.parallel) unless `sequential`, which runs plain
-    `nbgrader autograde` instead; grades are written by this process alone either way."""
-    staging = ROOT / STAGING
-    notes = repair.stage(ROOT, assignment, staging)
+def autograde(course, assignment, db=None, options=(), sequential=False, **settings):
+    """Stage repaired copies of the submissions, then autograde them; returns ({student: notes}, run report)."""
+    notes = repair.stage(course.root, assignment, course.staging)
     for student, student_notes in notes.items():
         for note in student_notes:
             print(f'   {student}: {note}', flush=True)
+    run = None
     if sequential:
-        sequential_autograde(assignment, notes, db, options)
+        sequential_autograde(course, assignment, notes, db, options)
     else:
-        report = parallel.autograde(ROOT, assignment, db_url=db, submitted_dir=staging, scheduler=scheduler,
-                                    workers=workers, notes=notes, options=options)
-        for student, student_notes in report.items():
-            notes[student] = list(dict.fromkeys(notes.get(student, []) + list(student_notes)))
-        for student in report.failed:
-            error = (report.errors.get(student) or '').strip().splitlines()
-            notes.setdefault(student, []).append('could not be graded' + (f': {error[-1]}' if error else ''))
-    ungraded = [s for s in notes if not list((staging / s / assignment).glob('*.ipynb'))]
-    record_zero(db or default_db_url(), assignment, ungraded, staging)
-    return notes
+        from coursetools import grading
+        run = grading.autograde(assignment, db_url=db, submitted_dir=course.staging, notes=notes, options=options,
+                                **settings)
+        for student, student_notes in run.notes.items():
+            notes[student] = list(dict.fromkeys(notes.get(student, []) + student_notes))
+    ungraded = [s for s in notes if not list((course.staging / s / assignment).glob('*.ipynb'))]
+    marks.record_zero(db or course.db_url, assignment, ungraded, course.staging)
+    return notes, run
 
 
-def sequential_autograde(assignment, notes, db, options):
-    result = nbgrader('autograde', assignment, '--force', f'--CourseDirectory.submitted_directory={STAGING}',
+def sequential_autograde(course, assignment, notes, db, options):
+    staging = os.path.relpath(course.staging, course.root)
+    result = nbgrader(course, 'autograde', assignment, '--force', f'--CourseDirectory.submitted_directory={staging}',
                       *options, db=db, check=False)
     if result.returncode != 0:
         # nbgrader carries on past a student it cannot grade and fails at the end: say who, and carry on too.
         failed = sorted(set(re.findall(r"for student '([^']+)'", result.stdout + result.stderr)))
         for student in failed:
-            notes.setdefault(student, []).append('nbgrader could not grade this submission (see autograde log)')
+            notes.setdefault(student, []).append('nbgrader could not grade this submission (see autograde.log)')
             print(f'   {student}: nbgrader could not grade this submission', flush=True)
-        (ROOT / 'autograde.log').write_text(result.stdout + result.stderr)
+        (course.root / 'autograde.log').write_text(result.stdout + result.stderr)
         if not failed:
             sys.stderr.write(result.stdout + result.stderr)
             raise SystemExit(f'nbgrader autograde {assignment} failed; its log is above.')
 
 
-def record_zero(db, assignment, students, staging):
-    """Give students without a gradable notebook a submission scored 0, as nbgrader does for a missing one."""
-    with Gradebook(db) as gradebook:
-        for student in students:
-            gradebook.update_or_create_student(student)
-            timestamp = (staging / student / assignment / 'timestamp.txt')
-            kwargs = {'timestamp': timestamp.read_text().strip()} if timestamp.exists() else {}
-            submission = gradebook.update_or_create_submission(assignment, student, **kwargs)
-            for notebook in submission.notebooks:
-                for grade in notebook.grades:
-                    grade.auto_score = 0
-                    grade.needs_manual_grade = False
-            gradebook.db.commit()
-
-
-def write_status(assignment, notes):
+def write_status(course, assignment, notes):
     """reports/<assignment>-status.json: the repair and autograde notes per student, shown by the report."""
-    path = ROOT / 'reports' / f'{assignment}-status.json'
+    path = course.reports / f'{assignment}-status.json'
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps({s: n for s, n in sorted(notes.items()) if n}, indent=1) + '\n')
 
 
-def export(db=None):
+def export(course, db=None):
     """grades.csv, written whole or not at all."""
-    partial = ROOT / 'grades.csv.partial'
-    nbgrader('export', '--to', str(partial), db=db)
-    os.replace(partial, ROOT / 'grades.csv')
+    partial = course.root / 'grades.csv.partial'
+    nbgrader(course, 'export', '--to', str(partial), db=db)
+    os.replace(partial, course.root / 'grades.csv')
 
 
-def grade(assignment_ids, db=None, options=(), scheduler=None, workers=None, sequential=False):
-    """Grade every submission of each assignment; `db` is a gradebook URL (default: gradebook.db here);
-    `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30."""
+def busy(run):
+    """How busy the workers were: the share of their time spent executing notebooks."""
+    if run is None or not run.timings or not run.workers or not run.wall:
+        return None
+    return sum(t.get('execute', 0.0) for t in run.timings) / (run.workers * run.wall)
+
+
+def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **settings):
+    """Grade every submission of each assignment that has any; `db` is a gradebook URL (default: gradebook.db in
+    the course); `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30."""
+    check_environment(course)
     check_sandbox()
-    for assignment in assignment_ids:
-        print(f'== {assignment}: release', flush=True)
-        nbgrader('generate_assignment', assignment, '--force', db=db)
-        print(f'== {assignment}: autograde', flush=True)
-        write_status(assignment, autograde(assignment, db=db, options=options, scheduler=scheduler,
-                                           workers=workers, sequential=sequential))
-        print(f'== {assignment}: feedback', flush=True)
-        nbgrader('generate_feedback', assignment, '--force', db=db)
-    export(db=db)
-    for assignment in assignment_ids:
+    if not democlass.has_submissions(course.root) and (course.root / 'demo_class').is_dir():
+        built = democlass.build_class(course.root)
+        print(f'submitted/ is empty: built the demo class there ({len({f.parent.name for f in built})} made-up '
+              'students, from demo_class/), to show what grading does.', flush=True)
+    wanted = assignment_ids or course.assignments()
+    unknown = [a for a in wanted if a not in course.assignments()]
+    if unknown:
+        raise SystemExit(f'No such assignment in source/: {", ".join(unknown)} '
+                         f'(there are: {", ".join(course.assignments())})')
+    graded = [a for a in wanted if course.students(a)]
+    empty = [a for a in wanted if a not in graded]
+    if empty:
+        print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)
+    phases = Phases()
+    runs = {}
+    for assignment in graded:
+        with phases.start(f'{assignment}: release'):
+            print(f'== {assignment}: release', flush=True)
+            nbgrader(course, 'generate_assignment', assignment, '--force', db=db)
+        with phases.start(f'{assignment}: autograde'):
+            print(f'== {assignment}: autograde', flush=True)
+            notes, runs[assignment] = autograde(course, assignment, db=db, options=options, sequential=sequential,
+                                                **settings)
+            write_status(course, assignment, notes)
+        with phases.start(f'{assignment}: feedback'):
+            print(f'== {assignment}: feedback', flush=True)
+            nbgrader(course, 'generate_feedback', assignment, '--force', db=db)
+    if graded:
+        with phases.start('export'):
+            export(course, db=db)
+    for assignment in graded:
         print(f'\n{assignment}')
-        print(marks.format_table(*marks.marks_by_task(db or default_db_url(), assignment)))
-        print(f'Report: {report.write_report(ROOT, assignment, db or default_db_url())}')
-    print(f'\nGrades: {ROOT / "grades.csv"}; feedback: {ROOT / "feedback"}')
+        print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment)))
+        with phases.start('reports'):
+            print(f'Report: {report.write_report(course.root, assignment, db or course.db_url)}')
+    if graded:
+        print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
+    print('\nTime taken:')
+    print('\n'.join(phases.lines()))
+    for assignment, run in runs.items():
+        share = busy(run)
+        if share is not None:
+            print(f'  {assignment}: {len(run.graded)} notebooks on {run.workers} workers, busy {share:.0%} of the '
+                  f'autograde phase')
+    return runs
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog='python -m coursetools.grade', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('assignment', nargs='*', help='assignment ids (default: every assignment in source/)')
+    parser.add_argument('--course', help='the course folder (default: the current folder)')
     parser.add_argument('--scheduler', help='address of an existing Dask scheduler, e.g. tcp://host:8786 '
-                        '(default: c.ParallelGrading.scheduler, else a LocalCluster on this machine)')
+                        '(default: c.Grading.scheduler, else a LocalCluster on this machine)')
     parser.add_argument('--workers', type=int, help='notebooks at once on the LocalCluster (default: cores + 1)')
+    parser.add_argument('--kernels', choices=pool.KERNEL_SOURCES,
+                        help='where kernels come from (default: c.Grading.kernels, forked)')
     parser.add_argument('--sequential', action='store_true',
                         help='grade one notebook at a time with plain `nbgrader autograde` instead of Dask')
     parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')
+    parser.add_argument('--no-progress', action='store_true', help='status lines only, no progress bar')
+    parser.add_argument('--json', metavar='FILE', help='write each run\'s report (notes, timings) to FILE')
     args, options = parser.parse_known_args(argv)
     unknown = [o for o in options if not o.startswith('--') or '=' not in o]
     if unknown:
         parser.error(f'unrecognised arguments: {" ".join(unknown)} (nbgrader settings look like --Class.trait=value)')
-    grade(args.assignment or assignments(), db=args.db, options=options, scheduler=args.scheduler,
-          workers=args.workers, sequential=args.sequential)
+    course = Course.at(args.course)
+    os.chdir(course.root)       # nbgrader reads nbgrader_config.py from the current folder
+    started = time.perf_counter()
+    settings = {key: value for key, value in (('scheduler', args.scheduler), ('workers', args.workers),
+                                               ('kernels', args.kernels)) if value is not None}
+    if not args.sequential:
+        settings['progress'] = not args.no_progress
+    runs = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential, **settings)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
+                           'workers': r.workers, 'main': r.main, 'timings': r.timings} if r else None
+                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started}, f, indent=1,
+                      default=str)
 
 
 if __name__ == '__main__':

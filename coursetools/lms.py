@@ -344,7 +344,8 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
 
     submitted = course / 'submitted'
     release = course / 'release' / assignment
-    extras = sorted(p for p in release.iterdir() if p.is_file() and p.suffix != '.ipynb') if release.is_dir() else []
+    extras = sorted(p for p in release.rglob('*') if p.is_file() and p.suffix not in ('.ipynb', '.pyc')
+                    and '__pycache__' not in p.parts) if release.is_dir() else []
     stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
     for student in sorted(groups):
         if len(identities[student]) > 1:
@@ -404,10 +405,11 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
         if dry_run:
             continue
         for extra in extras:  # the release's supporting files, as if the whole release folder was submitted
-            files.setdefault(extra.name, extra.read_bytes())
+            files.setdefault(str(extra.relative_to(release)), extra.read_bytes())
         scratch = pathlib.Path(tempfile.mkdtemp(prefix='.lms-import-', dir=course))
         try:
             for name, data in files.items():
+                (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                 (scratch / name).write_bytes(data)
             (scratch / 'timestamp.txt').write_text(timestamp + '\n')
             if backup is not None:

@@ -39,6 +39,21 @@ def marks_by_cell(db_url, assignment, student):
         return {grade.cell.name: grade.score for notebook in submission.notebooks for grade in notebook.grades}
 
 
+def record_zero(db_url, assignment, students, staging):
+    """Give students without a gradable notebook a submission scored 0, as nbgrader does for a missing one."""
+    with Gradebook(db_url) as gradebook:
+        for student in students:
+            gradebook.update_or_create_student(student)
+            timestamp = staging / student / assignment / 'timestamp.txt'
+            kwargs = {'timestamp': timestamp.read_text().strip()} if timestamp.exists() else {}
+            submission = gradebook.update_or_create_submission(assignment, student, **kwargs)
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    grade.auto_score = 0
+                    grade.needs_manual_grade = False
+            gradebook.db.commit()
+
+
 def format_table(table, maxima):
     tasks = list(maxima)
     width = max([len('student')] + [len(s) for s in table])

@@ -72,10 +72,12 @@ def read_gradebook(db_url, assignment):
 
 
 def read_autograded(path):
-    """({grade_id: [error outputs]}, [(cell label, ename) of kernel deaths and timeouts]) or raises."""
+    """({grade_id: [error outputs]}, [(cell label, ename) of kernel deaths and timeouts], [the grader's notes])
+    or raises."""
     import nbformat
     nb = nbformat.read(path, as_version=4)
     errors, incidents = {}, []
+    notes = [str(note) for note in (nb.metadata.get('coursetools') or {}).get('grading_notes', [])]
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != 'code':
             continue
@@ -86,7 +88,7 @@ def read_autograded(path):
             errors.setdefault(grade_id, []).append(output)
             if output.get('ename') in PROBLEM_ERRORS:
                 incidents.append((grade_id, output.get('ename')))
-    return errors, incidents
+    return errors, incidents, notes
 
 
 def read_status(path):
@@ -137,13 +139,14 @@ def gather(course, assignment, db_url):
                     problems[student].append(f'{notebook}.ipynb was not autograded')
                 continue
             try:
-                found, incidents = read_autograded(path)
+                found, incidents, notes = read_autograded(path)
             except Exception as error:  # a notebook the grader could not read back
                 problems[student].append(f'autograded {notebook}.ipynb unreadable: {first_line(error)}')
                 continue
             errors.update(found)
             for grade_id, ename in incidents:
                 problems[student].append(f'{PROBLEM_ERRORS[ename]} in {grade_id}')
+            problems[student].extend(note for note in notes if note not in problems[student])
         for grade_id, maximum in cells.items():
             if scores[student].get(grade_id, 0) < maximum:
                 outputs = errors.get(grade_id, [])
@@ -154,7 +157,7 @@ def gather(course, assignment, db_url):
         if late.get(student, 0) > 0:
             problems[student].append(f'late by {datetime.timedelta(seconds=round(late[student]))}')
     for student, notes in status.items():
-        problems[student].extend(notes)
+        problems[student].extend(note for note in notes if note not in problems[student])
 
     failed = []
     for grade_id, who in failures.items():

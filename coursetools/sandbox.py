@@ -11,7 +11,6 @@ Layout seen by a sandboxed kernel::
     /etc/{passwd,group,hosts,...}     read-only, a minimal subset
     <sys.base_prefix>                 read-only (the Python installation)
     <sys.prefix>                      read-only (the course venv, and only it)
-    <coursetools package dir>         read-only (hidden tests import it)
     /home/student                     private tmpfs, HOME
     /home/student/<submission>        writable *copy* of the submission folder, cwd
     /tmp                              private tmpfs
@@ -52,7 +51,7 @@ __all__ = [
     "launcher_command",
     "copy_submission",
     "pick_sandbox_uid",
-    "course_package_dir",
+    "unsandboxed_requested",
 ]
 
 #: environment variable that disables the sandbox (documented opt-out)
@@ -60,6 +59,9 @@ UNSANDBOXED_ENV = "COURSE_GRADE_UNSANDBOXED"
 
 #: where the private copy of the submission is mounted inside the sandbox
 SANDBOX_HOME = "/home/student"
+
+#: where the grader's own programs (the fork server) are, read-only, inside the sandbox
+PROGRAMS = "/opt/grader"
 
 #: /etc files a Python kernel may reasonably need (missing ones are skipped)
 ETC_FILES = (
@@ -141,10 +143,14 @@ def find_bwrap() -> Optional[str]:
         (p for p in ("/usr/bin/bwrap", "/usr/local/bin/bwrap") if os.access(p, os.X_OK)), None)
 
 
-def course_package_dir() -> str:
-    """Directory of the installed ``coursetools`` package (ro-bound into the sandbox)."""
-    import coursetools
-    return str(Path(coursetools.__file__).resolve().parent)
+def hidden_paths() -> list[str]:
+    """Folders of the course package that lie inside a folder the sandbox binds (a non-editable install in the
+    venv): they are covered with an empty tmpfs, so the checks and the oracle are never readable by a kernel."""
+    import importlib.util
+    spec = importlib.util.find_spec("coursetools")
+    folders = [os.path.realpath(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    bound = _python_paths()
+    return [f for f in folders if any(f == b or f.startswith(b.rstrip("/") + "/") for b in bound)]
 
 
 def pick_sandbox_uid() -> Optional[int]:
@@ -164,6 +170,7 @@ class SandboxLayout:
     sandbox_workdir: Optional[str] = None          # default: /home/student/<basename>
     extra_ro_binds: Sequence[str] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    programs: Mapping[str, str] = field(default_factory=dict)   # name -> host file, read-only at PROGRAMS/name
 
     def inner_workdir(self) -> str:
         return self.sandbox_workdir or f"{SANDBOX_HOME}/{Path(self.workdir).name or 'submission'}"
@@ -209,8 +216,6 @@ def base_env(home: str = SANDBOX_HOME) -> dict[str, str]:
         # glibc reserves a 64 MB malloc arena per thread, which counts against RLIMIT_AS
         "MALLOC_ARENA_MAX": "2",
     }
-    if os.environ.get("NBGRADER_EXECUTION"):
-        env["NBGRADER_EXECUTION"] = os.environ["NBGRADER_EXECUTION"]
     return env
 
 
@@ -231,7 +236,7 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
     # The private /tmp comes before the read-only binds: a course checked out under /tmp (a CI clone, say)
     # must stay visible on top of it.
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
-    ro = _python_paths() + [course_package_dir(), *layout.extra_ro_binds]
+    ro = _python_paths() + list(layout.extra_ro_binds)
     seen: set = set()
     made: set = {"/"}
     for p in ro:
@@ -246,6 +251,12 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
                 made.add(sp)
                 args += ["--perms", "0755", "--dir", sp]
         args += ["--ro-bind", p, p]
+    for folder in hidden_paths():
+        args += ["--tmpfs", folder]
+    if layout.programs:
+        args += ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", PROGRAMS]
+        for name, source in layout.programs.items():
+            args += ["--ro-bind", source, f"{PROGRAMS}/{name}"]
     args += ["--perms", "0777", "--tmpfs", SANDBOX_HOME,
              "--bind", layout.workdir, inner,
              *_parent_dirs(layout.conn_dir, made),
@@ -285,23 +296,25 @@ def _count_own_processes() -> int:
     return n
 
 
+def special_files(dirpath, names):
+    """`shutil.copytree`'s ignore: everything that is not a regular file, a folder or a symlink (fifos, devices,
+    sockets), so that copying a submission never blocks or reads outside it."""
+    skip = []
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(dirpath, name)).st_mode
+        except OSError:
+            skip.append(name)
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skip.append(name)
+    return skip
+
+
 def copy_submission(src: str, dest: str, uid: Optional[int] = None) -> str:
-    """Copy the submission folder to ``dest`` (symlinks kept as links, special files
-    skipped, so nothing outside ``src`` is ever read) and hand it to ``uid``."""
-
-    def ignore(dirpath, names):
-        skip = []
-        for n in names:
-            try:
-                m = os.lstat(os.path.join(dirpath, n)).st_mode
-            except OSError:
-                skip.append(n)
-                continue
-            if not (stat.S_ISREG(m) or stat.S_ISDIR(m) or stat.S_ISLNK(m)):
-                skip.append(n)
-        return skip
-
-    shutil.copytree(src, dest, symlinks=True, ignore=ignore)
+    """Copy the submission folder to ``dest`` (symlinks kept as links, special files skipped, so nothing
+    outside ``src`` is ever read) and hand it to ``uid``."""
+    shutil.copytree(src, dest, symlinks=True, ignore=special_files)
     if uid is not None:
         chown_tree(dest, uid)
     return dest
@@ -352,9 +365,10 @@ def _probe() -> Optional[str]:
         if uid is not None:
             chown_tree(work, uid)
             chown_tree(conn, uid)
-        code = ("import os, socket, coursetools; "
-                "open('probe.txt', 'w').write('ok'); "
-                "print(os.getuid(), len(os.listdir('/proc')) < 10)")
+        code = ("import os, socket\nopen('probe.txt', 'w').write('ok')\n"
+                "print(os.getuid(), len(os.listdir('/proc')) < 10)\n"
+                "try:\n    import coursetools.checks\n    print('course package importable')\n"
+                "except ImportError:\n    print('course package hidden')")
         cmd = build_command([sys.executable, "-c", code], SandboxLayout(work, conn),
                             Limits(max_processes=None), uid=uid, bwrap=bwrap)
         try:
@@ -373,6 +387,9 @@ def _probe() -> Optional[str]:
                     f"Fix this, or opt out with {UNSANDBOXED_ENV}=1 (see docs/sandbox.md).")
         if not os.path.exists(os.path.join(work, "probe.txt")):
             return "the sandboxed process could not write to its working directory"
+        if not res.stdout.strip().endswith("course package hidden"):
+            return ("the course package (hidden checks, oracle) is importable inside the sandbox; it must not be "
+                    f"({res.stdout.strip()})")
     return None
 
 
@@ -384,6 +401,8 @@ def require_sandbox() -> None:
 
 
 def unsandboxed_requested() -> bool:
+    """The explicit opt-out: COURSE_GRADE_UNSANDBOXED set to 1, true, yes or on (any case). The one place that
+    reads it, so that `make grade`'s warning and the executor always agree."""
     return os.environ.get(UNSANDBOXED_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 

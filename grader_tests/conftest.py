@@ -15,24 +15,23 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # sandbox that does not start is a defect. On a machine without user namespaces, opt out explicitly.
 needs_sandbox = pytest.mark.skipif(os.environ.get('COURSE_TESTS_WITHOUT_SANDBOX') == '1',
                                    reason='COURSE_TESTS_WITHOUT_SANDBOX=1: the sandbox cannot run on this machine')
-COURSE_FILES = ('source', 'release', 'submitted', 'nbgrader_config.py')
+COURSE_FILES = ('source', 'release', 'demo_class', 'nbgrader_config.py')
 
 
 def copy_course(destination, students=None):
-    """A copy of the course (source, release, submitted, config) without any grading outputs."""
+    """A copy of the course (source, release, config) with the demo class built in submitted/ (only `students`,
+    if given), as `make grade` builds it on a fresh clone; no grading outputs."""
+    from coursetools import democlass
     destination = pathlib.Path(destination)
     destination.mkdir(parents=True, exist_ok=True)
     for name in COURSE_FILES:
         source = ROOT / name
         if source.is_dir():
-            ignore = shutil.ignore_patterns('__pycache__', '.ipynb_checkpoints')
-            if name == 'submitted' and students is not None:
-                for student in students:
-                    shutil.copytree(source / student, destination / name / student, ignore=ignore)
-            else:
-                shutil.copytree(source, destination / name, ignore=ignore)
+            shutil.copytree(source, destination / name, ignore=shutil.ignore_patterns('__pycache__',
+                                                                                      '.ipynb_checkpoints'))
         else:
             shutil.copy2(source, destination / name)
+    democlass.build_class(destination, students=students)
     return destination
 
 

@@ -1,8 +1,8 @@
 """The bundled demo class, graded through `make grade`'s own code path (real nbgrader), gets exactly the marks
 each student deserves. The reasons are written next to each student in demo_class/noughts_and_crosses/."""
 import csv
-import filecmp
 import shutil
+import subprocess
 
 import nbformat
 
@@ -36,22 +36,39 @@ def test_class_is_large_and_covers_every_task():
                    for full in [EXPECTED['ada']] if marks != (0,) * 6), f'no demo mistake in task {task + 1}'
 
 
-def test_submitted_is_built_from_demo_class(tmp_path):
+def test_no_student_work_is_committed():
+    tracked = subprocess.run(['git', 'ls-files', 'submitted'], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert tracked.stdout == ''
+    ignored = subprocess.run(['git', 'check-ignore', 'submitted/someone/noughts_and_crosses/x.ipynb'], cwd=ROOT,
+                             capture_output=True, text=True)
+    assert ignored.returncode == 0, 'submitted/ must be ignored by git'
+
+
+def test_the_demo_class_is_built_from_its_answer_files(tmp_path):
     shutil.copytree(ROOT / 'release', tmp_path / 'release')
     shutil.copytree(ROOT / 'demo_class', tmp_path / 'demo_class')
     democlass.build_class(tmp_path)
-    comparison = filecmp.dircmp(tmp_path / 'submitted', ROOT / 'submitted')
-    assert sorted(comparison.common_dirs) == sorted(p.name for p in (ROOT / 'submitted').iterdir())
-    for folder in (tmp_path / 'submitted').glob('*/*'):
-        for path in folder.iterdir():
-            committed = ROOT / path.relative_to(tmp_path)
-            assert path.read_bytes() == committed.read_bytes(), f'{committed} is stale: run make demo-class'
+    for answers in (ROOT / 'demo_class').glob('*/*.py'):
+        folder = tmp_path / 'submitted' / answers.stem / answers.parent.name
+        release = ROOT / 'release' / answers.parent.name
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            [p.name for p in release.iterdir() if p.name != '__pycache__'] + ['timestamp.txt'])
+        nb = nbformat.read(folder / f'{answers.parent.name}.ipynb', as_version=4)
+        preamble, answered = democlass.read_answers(answers)
+        for cell in nb.cells:
+            grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
+            if grade_id in answered:
+                assert answered[grade_id] in cell.source
 
 
-def test_untouched_release_is_student_max():
+def test_untouched_release_is_student_max(tmp_path):
+    shutil.copytree(ROOT / 'release', tmp_path / 'release')
+    shutil.copytree(ROOT / 'demo_class', tmp_path / 'demo_class')
+    democlass.build_class(tmp_path, students=['max'])
     released = nbformat.read(ROOT / 'release/noughts_and_crosses/noughts_and_crosses.ipynb', as_version=4)
-    submitted = nbformat.read(ROOT / 'submitted/max/noughts_and_crosses/noughts_and_crosses.ipynb', as_version=4)
+    submitted = nbformat.read(tmp_path / 'submitted/max/noughts_and_crosses/noughts_and_crosses.ipynb', as_version=4)
     assert released == submitted
+    assert sorted(p.name for p in (tmp_path / 'submitted').iterdir()) == ['max']
 
 
 def test_every_student_gets_the_marks_they_deserve(graded_class):
@@ -99,6 +116,25 @@ def test_regrading_gives_the_same_marks(graded_class):
     again = run_grade(course.parent / 'again', 'noughts_and_crosses')
     assert again.returncode == 0, again.stderr
     assert marks.marks_by_task('sqlite:///' + str(course.parent / 'again' / 'gradebook.db'), 'noughts_and_crosses') == before
+
+
+def test_a_fresh_clone_grades_the_demo_class_and_real_submissions_are_never_touched(tmp_path):
+    fresh = copy_course(tmp_path / 'fresh', students=[])
+    shutil.rmtree(fresh / 'submitted')
+    result = run_grade(fresh, 'noughts_and_crosses')
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert 'built the demo class' in result.stdout
+    assert (fresh / 'submitted' / 'ada' / 'noughts_and_crosses').is_dir()
+
+    real = copy_course(tmp_path / 'real', students=[])
+    folder = real / 'submitted' / 'zoe' / 'noughts_and_crosses'
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / 'release/noughts_and_crosses/noughts_and_crosses.ipynb', folder)
+    before = {p: p.read_bytes() for p in (real / 'submitted').rglob('*') if p.is_file()}
+    result = run_grade(real, 'noughts_and_crosses')
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert 'built the demo class' not in result.stdout
+    assert {p: p.read_bytes() for p in (real / 'submitted').rglob('*') if p.is_file()} == before
 
 
 def test_sequential_grading_gives_the_same_marks(tmp_path):

@@ -9,6 +9,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from coursetools.checker_host import TrustedCells
 from coursetools.execute import SandboxedExecute, SandboxUnavailable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "execute"
@@ -16,11 +17,11 @@ FIXTURES = Path(__file__).parent / "fixtures" / "execute"
 from conftest import needs_sandbox  # noqa: E402
 
 
-def run(cells, tmp_path, **traits):
+def run(cells, tmp_path, trusted=None, **traits):
     sub = tmp_path / "submission"
     sub.mkdir(exist_ok=True)
     nb = new_notebook(cells=[new_code_cell(c) if isinstance(c, str) else c for c in cells])
-    SandboxedExecute(**traits).preprocess(nb, {"metadata": {"path": str(sub)}})
+    SandboxedExecute(**traits).preprocess(nb, {"metadata": {"path": str(sub)}, "trusted_cells": trusted})
     return nb
 
 
@@ -165,19 +166,20 @@ def test_fixture_notebook_runs(tmp_path):
     assert not (FIXTURES / "scratch.txt").exists()   # the kernel wrote into a private copy
 
 
-FAKE_CHECKS = "print('FAKE CHECKS IMPORTED')\n"
-
-
 @pytest.mark.parametrize("sandbox", [pytest.param(True, marks=needs_sandbox), False])
-def test_a_submitted_package_cannot_stand_in_for_the_hidden_checks(tmp_path, sandbox):
-    sub = tmp_path / "submission"
-    (sub / "coursetools" / "checks").mkdir(parents=True)
-    (sub / "coursetools" / "__init__.py").write_text("")
-    (sub / "coursetools" / "checks" / "__init__.py").write_text("")
-    (sub / "coursetools" / "checks" / "noughts_and_crosses.py").write_text(FAKE_CHECKS)
-    (sub / "helper.py").write_text("VALUE = 'the student helper'\n")
-    nb = run(["from coursetools.checks import noughts_and_crosses as hidden\n"
-              "print(hidden.__file__.startswith(__import__('os').getcwd()))",
-              "from helper import VALUE\nprint(VALUE)"], tmp_path, sandbox=sandbox)
-    assert text(nb.cells[0]) == "False\n" and not errors(nb.cells[0])    # the real package, not the folder's
-    assert text(nb.cells[1]) == "the student helper\n"                   # the folder is still importable
+def test_test_cells_run_in_the_checker_and_never_in_the_kernel(tmp_path, sandbox):
+    test = new_code_cell("assert double(2) == 4, 'double(2) should be 4'\nprint('checked', double(21))",
+                         metadata={"nbgrader": {"grade": True, "grade_id": "doubles", "locked": True, "points": 1,
+                                                "solution": False}})
+    failing = new_code_cell("assert double(3) == 7, 'double(3) should be 7'",
+                            metadata={"nbgrader": {"grade": True, "grade_id": "wrong", "locked": True, "points": 1,
+                                                   "solution": False}})
+    trusted = TrustedCells("a", {"doubles": test.source, "wrong": failing.source}, [], ["double"])
+    nb = run(["def double(x):\n    print('doubling', x)\n    return 2 * x", test, failing,
+              "print(sum(('check' + 'ed') in cell or ('double' + '(3)') in cell for cell in In))"], tmp_path, trusted,
+             sandbox=sandbox)
+    assert text(nb.cells[1]) == "doubling 2\ndoubling 21\nchecked 42\n" and not errors(nb.cells[1])
+    assert [e.evalue for e in errors(nb.cells[2])] == ["double(3) should be 7"]
+    assert "test cell, line 1" in "".join(errors(nb.cells[2])[0].traceback)
+    assert text(nb.cells[3]) == "0\n"              # the kernel never saw either test cell
+    assert nb.cells[1].execution_count and nb.cells[2].execution_count

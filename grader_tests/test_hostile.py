@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
-from coursetools import democlass, marks
+from coursetools import democlass, marks, report
 
 pytestmark = needs_sandbox
 
@@ -260,6 +260,214 @@ def freezes_then_exits():
 CATALOGUE['freezer'] = (lambda: filled(*freezes_then_exits()), (1, 3, 2, 0, 3, 2), None)
 CATALOGUE['planter'] = (lambda: filled(*prepend('print_state', PLANT)), (1, 3, 2, 1, 3, 2), None)
 
+# --- Forging marks (issue 10). The tests are judged outside the kernel, so each of these earns only what its real
+# answers deserve. The first family changes how IPython runs cells, with every function left a stub.
+
+
+def stubs_with(code):
+    """The released notebook, untouched except for `code` at the top of the first solution cell."""
+    nb = released()
+    for cell in nb.cells:
+        if cell.metadata.get('nbgrader', {}).get('grade_id') == 'print_state':
+            cell.source = code.strip() + '\n\n\n' + cell.source
+    return nb
+
+
+TRY_EVERYTHING = """
+def swallow(lines):
+    return ['try:\\n'] + ['    ' + line for line in lines] + ['\\n', 'except BaseException:\\n', '    pass\\n']
+get_ipython().input_transformers_post.append(swallow)
+"""
+TRANSFORM_CELL = """
+import textwrap
+def wrapped(cell):
+    return 'try:\\n' + textwrap.indent(cell, '    ') + '\\nexcept BaseException:\\n    pass\\n'
+get_ipython().transform_cell = wrapped
+"""
+RUN_CELL = """
+shell = get_ipython()
+original = shell.run_cell_async
+async def forgiving(*args, **kwargs):
+    result = await original(*args, **kwargs)
+    result.error_before_exec = result.error_in_exec = None
+    return result
+shell.run_cell_async = forgiving
+shell.showtraceback = lambda *args, **kwargs: None
+"""
+# Skips every `assert` line of any frame it traces (a line event may jump to the next line).
+TRACER = """
+import sys
+def skip_asserts(frame, event, arg):
+    if '/ipykernel_' not in frame.f_code.co_filename:   # only the cells' own code
+        return None
+    if event == 'line':
+        import linecache
+        if linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip().startswith('assert'):
+            try:
+                frame.f_lineno = frame.f_lineno + 1
+            except ValueError:
+                pass
+    return skip_asserts
+sys.settrace(skip_asserts)
+"""
+CATALOGUE.update({
+    'transformer': (lambda: stubs_with(TRY_EVERYTHING), (0, 0, 0, 0, 0, 0), 'input transformers'),
+    'transform_cell': (lambda: stubs_with(TRANSFORM_CELL), (0, 0, 0, 0, 0, 0), 'transform_cell'),
+    'run_cell': (lambda: stubs_with(RUN_CELL), (0, 0, 0, 0, 0, 0), 'run_cell'),
+    'tracer': (lambda: stubs_with(TRACER), (0, 0, 0, 0, 0, 0), 'trace'),
+})
+
+# The second family returns values that lie about themselves, starting from the correct answers.
+ANYTHING = """
+class _Anything:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    __hash__ = object.__hash__
+"""
+LYING_SCORE = ANYTHING + """
+
+def score(state, player):
+    empty = [(r, c) for r in range(3) for c in range(3) if state[r][c] == ' ']
+    return _Anything(), (empty[0] if empty and score_end(state) is None else None)
+"""
+LYING_GAME = """
+def perfect_game():
+    print_state(EMPTY_BOARD)
+    print("It's a draw!")
+    return _Anything()
+"""
+LYING_MOVES = """
+class Everything(list):
+    def __eq__(self, other):
+        return True
+    def __len__(self):
+        return 9
+    __hash__ = None
+
+
+def moves(state):
+    return Everything()
+"""
+LYING_SCORE_END = """
+class Same:
+    def __eq__(self, other):
+        return True
+    def __hash__(self):
+        return 0
+
+
+def score_end(state):
+    return Same()
+"""
+ITERATING_PLAY = """
+class Board:
+    def __init__(self, rows):
+        self.rows = rows
+    def __iter__(self):
+        return iter(self.rows)
+    def __getitem__(self, index):
+        return self.rows[index]
+    def __len__(self):
+        return 3
+    def __eq__(self, other):
+        return True
+    def __hash__(self):
+        return hash(self.rows)
+
+
+def play(state, row, col, mark):
+    cells = [list(r) for r in state]
+    cells[row][col] = mark
+    return Board(tuple(tuple(r) for r in cells))
+"""
+STRING_SCORE_END = """
+class Verdict(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+
+
+def score_end(state):
+    return Verdict('1')
+"""
+TUPLE_PLAY = """
+class Board(tuple):
+    def __eq__(self, other):
+        return True
+    __hash__ = tuple.__hash__
+
+
+def play(state, row, col, mark):
+    return Board((('?', '?', '?'),) * 3)
+"""
+STDOUT_PRINT_STATE = """
+import sys
+
+
+def print_state(state):
+    for row in state:
+        sys.__stdout__.write('|'.join(row) + '\\n')
+    sys.__stdout__.flush()
+"""
+PATCH_CHECKS = """
+import sys, types
+try:
+    import coursetools.checks.noughts_and_crosses
+except ImportError:
+    pass
+for name in ('coursetools', 'coursetools.checks', 'coursetools.checks.noughts_and_crosses', 'coursetools.oracle',
+             'coursetools.checker'):
+    module = sys.modules.setdefault(name, types.ModuleType(name))
+    module.__getattr__ = lambda attribute: (lambda *args, **kwargs: None)
+GRADE_IDS = ('print_state_format', 'score_end_rows_and_columns', 'score_end_diagonals',
+             'score_end_draws_and_unfinished', 'play_move', 'play_types', 'moves_empty_cells', 'score_finished',
+             'score_values', 'score_moves', 'perfect_game_boards', 'perfect_game_result', 'isolate')
+for module in list(sys.modules.values()):
+    for attribute in GRADE_IDS:
+        if hasattr(module, attribute):
+            try:
+                setattr(module, attribute, lambda *args, **kwargs: None)
+            except Exception:
+                pass
+"""
+
+
+def dan():
+    return democlass.read_answers(ROOT / 'demo_class' / ASSIGNMENT / 'dan.py')
+
+
+def dan_patching():
+    preamble, answers = dan()
+    return filled(preamble, {**answers, 'print_state': PATCH_CHECKS.strip() + '\n\n\n' + answers['print_state']})
+
+
+# Records every cell the kernel is given, and prints them all when the widget cell (the last one) arrives: the
+# kernel must never see a test cell.
+RECORDER = """
+seen = []
+def record(lines):
+    source = ''.join(lines)
+    seen.append(source)
+    if 'GameTreeWidget' in source:
+        return lines + ['\\nprint("KERNEL-SAW", repr(seen))\\n']
+    return lines
+get_ipython().input_transformers_post.append(record)
+"""
+CATALOGUE.update({
+    'liar': (lambda: filled(*with_answers(score=LYING_SCORE, perfect_game=LYING_GAME)), (1, 3, 2, 1, 0, 0),
+             'not plain data'),
+    'moves_liar': (lambda: filled(*with_answers(moves=LYING_MOVES)), (1, 3, 2, 0, 3, 0), None),
+    'hash_liar': (lambda: filled(*with_answers(score_end=LYING_SCORE_END)), (1, 0, 2, 1, 3, 0), 'not plain data'),
+    'iter_liar': (lambda: filled(*with_answers(play=ITERATING_PLAY)), (1, 3, 0, 1, 3, 2), 'not plain data'),
+    'str_liar': (lambda: filled(*with_answers(score_end=STRING_SCORE_END)), (1, 0, 2, 1, 3, 0), None),
+    'tuple_liar': (lambda: filled(*with_answers(play=TUPLE_PLAY)), (1, 3, 0, 1, 3, 1), None),
+    'stdout_printer': (lambda: filled(*with_answers(print_state=STDOUT_PRINT_STATE)), (0, 3, 2, 1, 3, 1), None),
+    'patcher': (dan_patching, (1, 2, 2, 1, 3, 1), "import the course's modules"),
+    'recorder': (lambda: filled(*prepend('print_state', RECORDER)), (1, 3, 2, 1, 3, 2), 'input transformers'),
+})
+
 
 def digest(folder):
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -318,11 +526,28 @@ def test_every_student_gets_what_their_answers_deserve(hostile_class):
 
 
 def test_problems_are_reported_with_a_reason(hostile_class):
-    _, result, _ = hostile_class
+    course, result, _ = hostile_class
+    problems = report.gather(course, ASSIGNMENT, 'sqlite:///' + str(course / 'gradebook.db'))['problems']
     for student, (_, _, phrase) in CATALOGUE.items():
         if phrase:
-            assert any(line.strip().startswith(f'{student}:') and phrase in line
-                       for line in result.stdout.splitlines()), f'no note for {student}'
+            assert any(phrase in note for note in problems.get(student, [])), (student, problems.get(student))
+    honest = [student for student in HONEST_DEMO_STUDENTS + ('ada', 'escaper', 'flooder')
+              if any('its code' in note for note in problems.get(student, []))]
+    assert honest == [], {student: problems[student] for student in honest}
+
+
+def test_the_kernel_never_sees_a_test_cell(hostile_class):
+    course, _, _ = hostile_class
+    nb = nbformat.read(course / 'autograded/recorder' / ASSIGNMENT / NOTEBOOK, as_version=4)
+    seen = ''.join(o.get('text', '') for cell in nb.cells if cell.cell_type == 'code' for o in cell.outputs
+                   if 'KERNEL-SAW' in o.get('text', ''))
+    assert 'def score_end' in seen and 'def perfect_game' in seen         # the recorder saw the kernel's cells
+    source = nbformat.read(ROOT / 'source' / ASSIGNMENT / NOTEBOOK, as_version=4)
+    for cell in source.cells:
+        if cell.metadata.get('nbgrader', {}).get('grade'):
+            for line in cell.source.splitlines():
+                if len(line.strip()) > 25:
+                    assert line.strip() not in seen, f'the kernel saw test cell {cell.metadata.nbgrader.grade_id}'
 
 
 def test_nothing_of_the_course_was_touched(hostile_class):
@@ -395,3 +620,17 @@ def test_interrupted_grading_is_completed_by_the_next_run(tmp_path):
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
     assert {s: sum(row.values()) for s, row in table.items()} == {'ada': 12, 'cat': 10, 'kim': 11, 'lee': 11}
     assert not (course / 'grades.csv.partial').exists() and (course / 'grades.csv').exists()
+
+
+def test_sequential_grading_cannot_be_forged_either(tmp_path):
+    """`--sequential` is plain `nbgrader autograde` with the course's config: its test cells are judged by the
+    trusted checker too."""
+    students = ('transformer', 'liar', 'patcher', 'recorder')
+    course = copy_course(tmp_path / 'course', students=[])
+    for student in students:
+        write_student(course, student, CATALOGUE[student][0]())
+    result = run_grade(course, ASSIGNMENT, '--sequential', f'--SandboxedExecute.timeout={CELL_TIMEOUT}')
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
+    assert {s: tuple(int(row[t]) for t in TASKS) for s, row in table.items()} == {
+        s: CATALOGUE[s][1] for s in students}

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import zipfile
 
+import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, run_grade
@@ -20,7 +21,11 @@ WHEN_TEXT = '2026-11-20 17:00:00.000000 UTC'
 
 
 def notebook(student):
-    return (ROOT / 'submitted' / student / A / NB).read_bytes()
+    """A demo student's notebook, as a student would upload it."""
+    from coursetools import democlass
+    release = nbformat.read(ROOT / 'release' / A / NB, as_version=4)
+    return nbformat.writes(democlass.fill(release, *democlass.read_answers(ROOT / 'demo_class' / A / f'{student}.py'))
+                           ).encode()
 
 
 def make_zip(path, entries):
@@ -66,8 +71,8 @@ def test_moodle_folders(course, tmp_path):
     assert (submission(course, 'ben-bitdiddle') / 'timestamp.txt').read_text().strip() == \
         '2026-11-19 09:30:06.000000 UTC'  # zip times have 2 s steps
     # The release's supporting files come along, as when a student submits the whole folder.
-    assert (submission(course, 'ada-lovelace') / 'minimax_widget.py').read_bytes() == \
-        (ROOT / 'release' / A / 'minimax_widget.py').read_bytes()
+    assert (submission(course, 'ada-lovelace') / 'minimax_widget' / '__init__.py').read_bytes() == \
+        (ROOT / 'release' / A / 'minimax_widget' / '__init__.py').read_bytes()
     assert [what for what, reason in summary.skipped] == [
         "Zoë O'Neil_1234569_assignsubmission_onlinetext_onlinetext.html"]
     assert not summary.refused and not summary.unmatched

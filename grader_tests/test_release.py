@@ -70,8 +70,14 @@ def test_release_keeps_the_stubs_and_visible_tests(assignment):
         assert 'assert' in cell.source, f'test cell {cell.id} has no visible test'
 
 
+def package_files(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob('*.py'))}
+
+
 @pytest.mark.parametrize('assignment', ASSIGNMENTS)
 def test_widget_beside_the_notebook_is_the_course_widget(assignment):
-    shipped = ROOT / 'source' / assignment / 'minimax_widget.py'
-    assert shipped.read_bytes() == (ROOT / 'coursetools' / 'widget.py').read_bytes(), 'run `make release`'
-    assert (ROOT / 'release' / assignment / 'minimax_widget.py').read_bytes() == shipped.read_bytes()
+    course_widget = package_files(ROOT / 'coursetools' / 'widget')
+    assert course_widget, 'the widget package is missing'
+    assert package_files(ROOT / 'source' / assignment / 'minimax_widget') == course_widget, 'run `make release`'
+    assert package_files(ROOT / 'release' / assignment / 'minimax_widget') == course_widget, 'run `make release`'
+    assert not (ROOT / 'source' / assignment / 'minimax_widget.py').exists()

@@ -23,7 +23,7 @@ from conftest import needs_sandbox  # noqa: E402
 
 pytestmark = needs_sandbox
 
-COURSE_ROOT = Path(sandbox.course_package_dir()).parent     # /work/main
+COURSE_ROOT = Path(__file__).resolve().parents[1]     # the checkout, with the course package in it
 
 
 def snapshot(root: Path) -> dict:
@@ -124,7 +124,8 @@ def test_unavailable_reason(monkeypatch):
 
 def test_filesystem_isolation(course):
     before = snapshot(course)
-    nb = run_probe(course, [PROBE, "import coursetools.oracle\nprint('oracle ok')"])
+    nb = run_probe(course, [PROBE, "try:\n    import coursetools.oracle\n    print('oracle importable')\n"
+                                   "except ImportError:\n    print('oracle hidden')"])
     found = json.loads(stdout(nb.cells[1]))
     # the course, other students and the gradebook are untouched, byte for byte
     assert snapshot(course) == before
@@ -134,8 +135,9 @@ def test_filesystem_isolation(course):
     assert "alice" not in found["parent"] and "bob" not in json.dumps(found["parent"])
     assert found["course_path"] is False
     assert found["uid"] != 0
-    # of the course repo only the ro-bound venv and coursetools package are visible
-    assert found["course_root"] == sorted([".venv", "coursetools"])
+    # of the course repo only the ro-bound venv is visible: not the hidden checks, not the oracle
+    assert found["course_root"] == [".venv"]
+    assert stdout(nb.cells[2]) == "oracle hidden\n"
     for p, res in found["proc_cwd"].items():
         assert res == "error" or "source" not in res and "submitted" not in res, (p, res)
     assert all(v != "READ" for v in found["secret_paths"].values()), found["secret_paths"]
@@ -143,7 +145,6 @@ def test_filesystem_isolation(course):
     # writes landed only in the private copy / private tmpfs dirs
     assert all(w.startswith(("/home/student", "/tmp/")) for w in found["wrote"]), found["wrote"]
     assert not (course / "submitted" / "alice" / "ps1" / "pwned.txt").exists()
-    assert stdout(nb.cells[2]) == "oracle ok\n"
 
 
 def test_network_tmp_and_processes(course, tmp_path):
@@ -208,10 +209,23 @@ def test_build_command_binds_only_what_is_needed(tmp_path):
     cmd = sandbox.build_command(["python"], sandbox.SandboxLayout(str(work), str(conn)))
     binds = [cmd[i + 1] for i, a in enumerate(cmd) if a in ("--bind", "--ro-bind")]
     assert str(COURSE_ROOT) not in binds                # never the course folder itself
-    assert str(COURSE_ROOT / "coursetools") in binds and sys.prefix in binds
+    assert sys.prefix in binds and not any("coursetools" in b for b in binds)   # nor the course package
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
                  "--clearenv"):
         assert flag in cmd
+
+
+def test_a_package_installed_in_the_venv_is_hidden(tmp_path, monkeypatch):
+    # With a non-editable install the package would lie inside the read-only venv: it is covered with a tmpfs.
+    installed = Path(sys.prefix) / "lib" / "course-package-stand-in"
+    monkeypatch.setattr(sandbox, "hidden_paths", lambda: [str(installed)])
+    work, conn = tmp_path / "w", tmp_path / "c"
+    work.mkdir()
+    conn.mkdir()
+    cmd = sandbox.build_command(["python"], sandbox.SandboxLayout(str(work), str(conn)))
+    assert cmd[cmd.index(str(installed)) - 1] == "--tmpfs"
+    assert cmd.index(str(installed)) > max(i for i, a in enumerate(cmd) if cmd[i - 1] == "--ro-bind" and
+                                           a == sys.prefix)
 
 
 def test_read_only_binds_under_tmp_stay_visible(tmp_path):

@@ -1,12 +1,16 @@
 """The widget's alpha-beta view: given an alphabeta, the tree shows the window of each visited position and greys
-the pruned ones, matching an independent trace of the reference convention (coursetools.analysis)."""
+the pruned ones, matching an independent trace of the reference convention (coursetools.analysis), and the windows
+are drawn readable: labels of at least 16 px that neither overlap nor leave the picture, at every width.
+
+The functions are the second workbook's given cell and alphabeta solution, with a plain minimax as score."""
 import math
 import random
 
 import pytest
 
 from coursetools import analysis, oracle
-from test_alpha_beta import reference_functions
+from test_alpha_beta import reference_functions as workbook_functions
+from test_widget import PLAIN_SCORE, check_drawing
 
 NAMES = ('print_state', 'score_end', 'play', 'moves', 'score', 'alphabeta')
 
@@ -40,6 +44,13 @@ def independent_trace(board, player, depth):
 
     search(board, player, -math.inf, math.inf, ())
     return seen
+
+
+def reference_functions():
+    """The workbook's functions in one namespace, score replaced by a plain minimax."""
+    namespace = workbook_functions()
+    exec(compile(PLAIN_SCORE, 'score', 'exec'), namespace)
+    return namespace
 
 
 @pytest.fixture(autouse=True)
@@ -114,11 +125,25 @@ def test_an_error_in_alphabeta_is_one_line(widget):
         w.close()
 
 
-def test_figure_renders_with_windows_and_grey_boards(widget):
-    from coursetools.widget import draw_tree, figure_png
+@pytest.mark.parametrize('width', [240, 420, 640, 900, 1500])
+def test_windows_are_drawn_readable_at_every_width(widget, width):
+    from coursetools.widget.drawing import draw_tree
+    for board in [oracle.EMPTY_BOARD, oracle.nested('x   o    '), oracle.nested('xo  x    ')]:
+        for depth in (1, 2, 3):
+            tree = widget.tree(board, oracle.to_move(board), depth)
+            drawing = draw_tree(tree, width)
+            check_drawing(drawing, width)
+            texts = [label.text for label in drawing.labels]
+            assert 'α −∞' in texts and 'β +∞' in texts
+
+
+def test_pruned_boards_are_greyed_and_counted(widget):
+    from coursetools.widget.drawing import draw_tree
+    from coursetools.widget.panels import counts_html
     board = (('x', ' ', ' '), (' ', 'o', ' '), (' ', ' ', ' '))
-    fig = draw_tree(widget.tree(board, 'x', depth=2))
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert any('α -∞  β +∞' in t for t in texts)
-    assert any('pruned (grey)' in t for t in texts)
-    assert figure_png(fig).startswith(b'\x89PNG')
+    tree = widget.tree(board, 'x', depth=2)
+    drawing = draw_tree(tree, 900, focus=((0, 2),))
+    pruned = [placed.node for row in drawing.rows for placed in row if placed.node.pruned]
+    assert pruned and drawing.svg.count('nac-pruned') == len(pruned)
+    assert [label.text for label in drawing.labels].count('pruned') == len(pruned)
+    assert f'{tree.alphabeta["pruned"]} of the {len(tree.nodes())} boards built were pruned' in counts_html(tree, True)

@@ -3,8 +3,9 @@ depth limits and game analysis).
 
 Same rules as coursetools.checks.noughts_and_crosses, whose helpers this module reuses:
 
-* `isolate` makes one mistake cost one task: while one function is tested, every other function of the notebook
-  (last week's given ones and this week's) is a reference version until the test cell ends.
+* `isolate` makes one mistake cost one task: while one function is tested, the functions it may use are correct
+  versions (`KERNEL_CONTEXT`: last week's given functions, and `evaluate` for `score_depth`), and any other
+  function the test cell calls is the checker's own reference.
 * Searches whose answers depend only on their arguments (`score_counted`, `score_depth`, `count_games`) are
   memoized while tested, so slow but correct code is searched once per position. Because `score_counted`
   *returns* its count, memoizing it keeps the counts exact.
@@ -13,13 +14,12 @@ Same rules as coursetools.checks.noughts_and_crosses, whose helpers this module 
 
 Every check raises AssertionError with a message naming the board it failed on.
 """
-import contextlib
-import inspect
 import math
 
-from coursetools import analysis, oracle
+from coursetools import analysis, answers, oracle
+from coursetools.checks import calls
 from coursetools.checks import noughts_and_crosses as base
-from coursetools.checks.noughts_and_crosses import _as_move, _call, _function, picture
+from coursetools.checks.noughts_and_crosses import _as_move, _call, _each, picture
 
 GIVEN = ('print_state', 'score_end', 'play', 'moves', 'score', 'other')
 FUNCTIONS = ('score_counted', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games', 'reachable',
@@ -78,13 +78,54 @@ REFERENCE = dict(base.REFERENCE, other=oracle.other, score_counted=reference_sco
                  reachable=reference_reachable, canonical=reference_canonical)
 
 
+KERNEL_SOURCES = dict(base.KERNEL_SOURCES, other="""
+def other(player):
+    return 'o' if player == 'x' else 'x'
+""", lines="""
+def lines(state):
+    (a, b, c), (d, e, f), (g, h, i) = state
+    return [(a, b, c), (d, e, f), (g, h, i), (a, d, g), (b, e, h), (c, f, i), (a, e, i), (c, e, g)]
+""", evaluate="""
+_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+def evaluate(state):
+    cells = ''.join(''.join(row) for row in state)
+    for a, b, c in _LINES:
+        if cells[a] != ' ' and cells[a] == cells[b] == cells[c]:
+            return {'x': 1, 'o': -1}[cells[a]]
+    if ' ' not in cells:
+        return 0
+    without = {mark: sum(1 for line in _LINES if all(cells[i] != mark for i in line)) for mark in 'xo'}
+    return (without['o'] - without['x']) / 10
+""")
+_SEARCH = ('score_end', 'moves', 'play', 'other')
+KERNEL_CONTEXT = {
+    'score_counted': {'replace': _SEARCH, 'memoize': {'score_counted': 'isolated'}},
+    'alphabeta': {'replace': _SEARCH},
+    'score_memo': {'replace': _SEARCH},
+    'evaluate': {'replace': ('score_end', 'lines')},
+    'score_depth': {'replace': _SEARCH + ('lines', 'evaluate'), 'memoize': {'score_depth': 'isolated'}},
+    'count_games': {'replace': _SEARCH, 'memoize': {'count_games': 'isolated'}},
+    'reachable': {'replace': _SEARCH},
+    'canonical': {},
+}
+
+
 # --- isolation --------------------------------------------------------------------------------------------
 
 def isolate(namespace, testing):
-    """Swap every function but `testing` for its reference version until the current cell ends.
+    """Prepare the test cell's globals for testing one function, until the cell ends.
 
-    The function under test is memoized if its answers depend on its arguments only. Returns a function that
-    undoes the change (it also runs by itself when the IPython cell ends, even if the cell fails)."""
+    In the checker: see KERNEL_CONTEXT, and `count_calls` counts in the kernel. In the instructor's own kernel:
+    every function but `testing` becomes its reference version, and the function under test is memoized if its
+    answers depend on its arguments only. Returns a function that undoes the change (in IPython it also runs
+    by itself when the cell ends, even if the cell fails)."""
+    from coursetools import checker
+    session = checker.session_in(namespace)
+    if session is not None:
+        session.override({'count_calls': notebook_count_calls})
+        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_SOURCES, REFERENCE)
     replacements = {name: REFERENCE[name] for name in GIVEN + FUNCTIONS if name != testing}
     own = namespace.get(testing, _MISSING)
     if testing in MEMOIZED and callable(own):
@@ -93,31 +134,15 @@ def isolate(namespace, testing):
     return base.replace_until_cell_ends(namespace, replacements)
 
 
-@contextlib.contextmanager
-def counting_calls(function, name):
-    """Count the calls of `function` made through its global `name` (its recursion) plus the first one."""
-    counter = {'calls': 0}
-    module_globals = getattr(inspect.unwrap(function), '__globals__', None)
-
-    def counted(*args, **kwargs):
-        counter['calls'] += 1
-        return function(*args, **kwargs)
-
-    swapped = isinstance(module_globals, dict) and module_globals.get(name) is function
-    if swapped:
-        module_globals[name] = counted
-    try:
-        yield counted, counter
-    finally:
-        if swapped and module_globals.get(name) is counted:
-            module_globals[name] = function
-
-
 def count_calls(function, name, *args):
     """(result, calls) of one top-level call, recursive calls through the global name included."""
-    with counting_calls(_function(function, name), name) as (counted, counter):
-        result = _call(counted, name, *args)
-    return result, counter['calls']
+    return calls.count_calls(function, name, picture, *args)
+
+
+def notebook_count_calls(function, *args):
+    """The notebook's `count_calls(function, *args)` (its locked cell), for the checker, where the function is a
+    proxy and its calls are counted in the kernel."""
+    return calls.count_calls(function, function.__name__, picture, *args)
 
 
 # --- positions used by the checks -------------------------------------------------------------------------
@@ -164,6 +189,17 @@ def _check_move(move, board, player, call, best):
     assert cell in best, f'{where}but the best moves for {player} are {best}'
 
 
+def _to_move(boards, *extra):
+    return [(board, oracle.to_move(board), *extra) for board in boards]
+
+
+def _counted(function, name, arguments):
+    """(arguments, calls) for each argument tuple: calls made through the global name, the first included."""
+    for args, outcome in calls.outcomes(function, name, arguments, count=True):
+        calls.value(outcome, name, args, picture)
+        yield args, outcome.count
+
+
 # --- task 1: score_counted --------------------------------------------------------------------------------
 
 def _triple(got, call):
@@ -173,18 +209,18 @@ def _triple(got, call):
 
 
 def score_counted_values(score_counted):
-    for board in finished_positions()[::5]:
-        for player in 'xo':
-            call = f'score_counted(board, {player!r})'
-            value, move, _ = _triple(_call(score_counted, 'score_counted', board, player), call)
-            expected = oracle.outcome(board)
-            assert move is None and _is_number(value) and value == expected, (
-                f'The game is over, so {call} should return ({expected}, None, 1), not ({value!r}, {move!r}, ...) '
-                f'for\n{picture(board)}')
-    for board in unfinished_sample() + [oracle.EMPTY_BOARD]:
-        player = oracle.to_move(board)
+    finished = [(board, player) for board in finished_positions()[::5] for player in 'xo']
+    for (board, player), got in _each(score_counted, 'score_counted', finished):
         call = f'score_counted(board, {player!r})'
-        value, move, _ = _triple(_call(score_counted, 'score_counted', board, player), call)
+        value, move, _ = _triple(got, call)
+        expected = oracle.outcome(board)
+        assert move is None and _is_number(value) and value == expected, (
+            f'The game is over, so {call} should return ({expected}, None, 1), not ({value!r}, {move!r}, ...) '
+            f'for\n{picture(board)}')
+    for (board, player), got in _each(score_counted, 'score_counted',
+                                      _to_move(unfinished_sample() + [oracle.EMPTY_BOARD])):
+        call = f'score_counted(board, {player!r})'
+        value, move, _ = _triple(got, call)
         expected = oracle.value(board, player)
         assert _is_number(value) and value == expected, (
             f'{call} gave the value {value!r}, but the minimax value is {expected} for\n{picture(board)}')
@@ -192,15 +228,14 @@ def score_counted_values(score_counted):
 
 
 def score_counted_positions(score_counted):
-    for board in finished_positions()[::5]:
-        player = oracle.to_move(board)
-        *_, count = _triple(_call(score_counted, 'score_counted', board, player), 'score_counted')
+    for (board, player), got in _each(score_counted, 'score_counted', _to_move(finished_positions()[::5])):
+        *_, count = _triple(got, 'score_counted')
         assert count == 1, (f'score_counted counted {count!r} positions on a finished board; it visits just that '
                             f'one board, so the count is 1:\n{picture(board)}')
-    for board in unfinished_sample() + [oracle.EMPTY_BOARD]:
-        player = oracle.to_move(board)
+    for (board, player), got in _each(score_counted, 'score_counted',
+                                      _to_move(unfinished_sample() + [oracle.EMPTY_BOARD])):
         call = f'score_counted(board, {player!r})'
-        *_, count = _triple(_call(score_counted, 'score_counted', board, player), call)
+        *_, count = _triple(got, call)
         expected = oracle.search_tree_size(board, player)
         assert count == expected, (
             f'{call} counted {count!r} positions, but a plain minimax visits {expected} (the board itself and '
@@ -214,54 +249,49 @@ def _alphabeta_sample():
 
 
 def alphabeta_values(alphabeta):
-    for board in finished_positions()[::5]:
-        player = oracle.to_move(board)
+    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(finished_positions()[::5], -INF, INF)):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
-        value, move = _pair(_call(alphabeta, 'alphabeta', board, player, -INF, INF), call)
+        value, move = _pair(got, call)
         expected = oracle.outcome(board)
         assert move is None and _is_number(value) and value == expected, (
             f'The game is over, so {call} should return ({expected}, None), not ({value!r}, {move!r}), for\n'
             f'{picture(board)}')
-    for board in _alphabeta_sample():
-        player = oracle.to_move(board)
+    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
-        value, _ = _pair(_call(alphabeta, 'alphabeta', board, player, -INF, INF), call)
+        value, _ = _pair(got, call)
         expected = oracle.value(board, player)
         assert _is_number(value) and value == expected, (
             f'{call} gave the value {value!r}, but minimax gives {expected} for\n{picture(board)}')
 
 
 def alphabeta_moves(alphabeta):
-    for board in _alphabeta_sample():
-        player = oracle.to_move(board)
+    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
-        _, move = _pair(_call(alphabeta, 'alphabeta', board, player, -INF, INF), call)
+        _, move = _pair(got, call)
         _check_move(move, board, player, call, oracle.optimal_moves(board, player))
 
 
 def alphabeta_prunes(alphabeta):
     plain = oracle.search_tree_size(oracle.EMPTY_BOARD, 'x')
-    _, calls = count_calls(alphabeta, 'alphabeta', oracle.EMPTY_BOARD, 'x', -INF, INF)
-    assert calls < plain / 2, (
-        f'From the empty board alphabeta visited {calls} positions, but a plain minimax visits {plain}: it should '
-        f'prune most of them. Does it stop trying moves once alpha >= beta, and pass the narrowed window '
+    _, calls_made = count_calls(alphabeta, 'alphabeta', oracle.EMPTY_BOARD, 'x', -INF, INF)
+    assert calls_made < plain / 2, (
+        f'From the empty board alphabeta visited {calls_made} positions, but a plain minimax visits {plain}: it '
+        f'should prune most of them. Does it stop trying moves once alpha >= beta, and pass the narrowed window '
         f'(alpha, beta) to its recursive calls? (Recursive calls must be alphabeta(...) by name to be counted.)')
-    for board in unfinished_sample()[::3]:
-        player = oracle.to_move(board)
-        _, calls = count_calls(alphabeta, 'alphabeta', board, player, -INF, INF)
+    for (board, player, *_), calls_made in _counted(alphabeta, 'alphabeta',
+                                                    _to_move(unfinished_sample()[::3], -INF, INF)):
         most = oracle.search_tree_size(board, player)
-        assert calls <= most, (
-            f'alphabeta(board, {player!r}, -INF, INF) visited {calls} positions, more than the {most} a plain '
-            f'minimax visits from\n{picture(board)}')
+        assert calls_made <= most, (
+            f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions, more than the {most} a '
+            f'plain minimax visits from\n{picture(board)}')
 
 
 def alphabeta_count(alphabeta):
-    for board in _alphabeta_sample():
-        player = oracle.to_move(board)
-        _, calls = count_calls(alphabeta, 'alphabeta', board, player, -INF, INF)
+    for (board, player, *_), calls_made in _counted(alphabeta, 'alphabeta',
+                                                    _to_move(_alphabeta_sample(), -INF, INF)):
         _, expected = analysis.alphabeta_visits(board, player)
-        assert calls == expected, (
-            f'alphabeta(board, {player!r}, -INF, INF) visited {calls} positions; with moves tried in the order '
+        assert calls_made == expected, (
+            f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions; with moves tried in the order '
             f'moves(state) gives them and a cut as soon as alpha >= beta it visits {expected}, from\n'
             f'{picture(board)}')
 
@@ -269,12 +299,11 @@ def alphabeta_count(alphabeta):
 # --- task 3: score_memo -----------------------------------------------------------------------------------
 
 def score_memo_values(score_memo):
-    known = {}
     boards = [oracle.EMPTY_BOARD] + unfinished_sample() + finished_positions()[::5]
-    for board in boards:
-        player = oracle.to_move(board)
+    known = answers.Shared('known')
+    for (board, player, _), got in _each(score_memo, 'score_memo', _to_move(boards, known)):
         call = f'score_memo(board, {player!r}, known)'
-        value, move = _pair(_call(score_memo, 'score_memo', board, player, known), call)
+        value, move = _pair(got, call)
         expected = oracle.value(board, player)
         assert _is_number(value) and value == expected, (
             f'{call} gave the value {value!r}, but the minimax value is {expected} for\n{picture(board)}')
@@ -286,21 +315,20 @@ def score_memo_values(score_memo):
 
 def score_memo_table(score_memo):
     known = {}
-    _, calls = count_calls(score_memo, 'score_memo', oracle.EMPTY_BOARD, 'x', known)
+    _, calls_made = count_calls(score_memo, 'score_memo', oracle.EMPTY_BOARD, 'x', known)
     assert isinstance(known, dict) and len(known) == len(oracle.reachable_positions()), (
         f'After score_memo(EMPTY_BOARD, "x", known) the dictionary known holds {len(known)} entries; it should '
         f'hold one for each of the {len(oracle.reachable_positions())} positions the search reaches (finished '
         f'ones included). Store every answer in the dictionary you are given, not in a global one.')
-    assert calls <= 16168, (
-        f'score_memo was called {calls} times from the empty board; looking each position up in known before '
+    assert calls_made <= 16168, (
+        f'score_memo was called {calls_made} times from the empty board; looking each position up in known before '
         f'searching it needs at most 16,168 calls (one per move between the 5,478 positions, plus the first).')
 
 
 # --- task 4: evaluate and score_depth ---------------------------------------------------------------------
 
 def evaluate_open_lines(evaluate):
-    for board in oracle.reachable_positions():
-        got = _call(evaluate, 'evaluate', board)
+    for (board,), got in _each(evaluate, 'evaluate', [(board,) for board in oracle.reachable_positions()]):
         expected = analysis.evaluation(board)
         assert _is_number(got) and math.isclose(got, expected, abs_tol=1e-9), (
             f'evaluate returned {got!r} but should return {expected:g} '
@@ -309,17 +337,17 @@ def evaluate_open_lines(evaluate):
 
 
 def score_depth_values(score_depth):
-    for board in unfinished_sample()[::6] + finished_positions()[::25] + [oracle.EMPTY_BOARD]:
-        player = oracle.to_move(board)
-        for depth in (0, 1, 2, 3):
-            call = f'score_depth(board, {player!r}, {depth})'
-            value, move = _pair(_call(score_depth, 'score_depth', board, player, depth), call)
-            expected = analysis.depth_value(board, player, depth)
-            assert _is_number(value) and math.isclose(value, expected, abs_tol=1e-9), (
-                f'{call} gave the value {value!r}, but a search {depth} moves deep that scores unfinished boards '
-                f'with evaluate gives {expected:g} for\n{picture(board)}')
-            if depth == 0 or oracle.outcome(board) is not None:
-                assert move is None, f'{call} should give the move None (nothing is searched), not {move!r}, for\n{picture(board)}'
+    boards = unfinished_sample()[::6] + finished_positions()[::25] + [oracle.EMPTY_BOARD]
+    searches = [(board, oracle.to_move(board), depth) for board in boards for depth in (0, 1, 2, 3)]
+    for (board, player, depth), got in _each(score_depth, 'score_depth', searches):
+        call = f'score_depth(board, {player!r}, {depth})'
+        value, move = _pair(got, call)
+        expected = analysis.depth_value(board, player, depth)
+        assert _is_number(value) and math.isclose(value, expected, abs_tol=1e-9), (
+            f'{call} gave the value {value!r}, but a search {depth} moves deep that scores unfinished boards '
+            f'with evaluate gives {expected:g} for\n{picture(board)}')
+        if depth == 0 or oracle.outcome(board) is not None:
+            assert move is None, f'{call} should give the move None (nothing is searched), not {move!r}, for\n{picture(board)}'
 
 
 def _winning_cells(board, mark):
@@ -328,6 +356,7 @@ def _winning_cells(board, mark):
 
 
 def score_depth_wins_and_blocks(score_depth):
+    searches, wanted = [], []
     for board in oracle.reachable_positions():
         if oracle.outcome(board) is not None:
             continue
@@ -335,25 +364,30 @@ def score_depth_wins_and_blocks(score_depth):
         wins = _winning_cells(board, player)
         threats = _winning_cells(board, oracle.other(player))
         for depth in (1, 2):
-            call = f'score_depth(board, {player!r}, {depth})'
             if wins:
-                _, move = _pair(_call(score_depth, 'score_depth', board, player, depth), call)
-                assert _as_move(move) in wins, (
-                    f'{call} chose {move!r}, but {player} wins at once with {wins} on\n{picture(board)}')
+                searches.append((board, player, depth))
+                wanted.append(('win', wins))
             elif len(threats) == 1 and depth == 2:
-                _, move = _pair(_call(score_depth, 'score_depth', board, player, depth), call)
-                assert _as_move(move) == threats[0], (
-                    f'{call} chose {move!r}, but {oracle.other(player)} threatens to win at {threats[0]}: a search '
-                    f'two moves deep should see it and block, on\n{picture(board)}')
+                searches.append((board, player, depth))
+                wanted.append(('block', threats))
+    for ((board, player, depth), got), (kind, cells) in zip(_each(score_depth, 'score_depth', searches), wanted):
+        call = f'score_depth(board, {player!r}, {depth})'
+        _, move = _pair(got, call)
+        if kind == 'win':
+            assert _as_move(move) in cells, (
+                f'{call} chose {move!r}, but {player} wins at once with {cells} on\n{picture(board)}')
+        else:
+            assert _as_move(move) == cells[0], (
+                f'{call} chose {move!r}, but {oracle.other(player)} threatens to win at {cells[0]}: a search '
+                f'two moves deep should see it and block, on\n{picture(board)}')
 
 
 # --- task 5: count_games, reachable, canonical -------------------------------------------------------------
 
 def count_games_totals(count_games):
-    for board in [oracle.EMPTY_BOARD] + unfinished_sample()[::4] + finished_positions()[::50]:
-        player = oracle.to_move(board)
+    boards = [oracle.EMPTY_BOARD] + unfinished_sample()[::4] + finished_positions()[::50]
+    for (board, player), got in _each(count_games, 'count_games', _to_move(boards)):
         call = f'count_games(board, {player!r})'
-        got = _call(count_games, 'count_games', board, player)
         games = oracle.count_games(board, player)
         expected = (games['x'], games['o'], games['draw'])
         try:
@@ -375,10 +409,8 @@ def _boards(got, call):
 
 def reachable_positions(reachable):
     starts = [oracle.EMPTY_BOARD] + list(oracle.reachable_positions()[::400])
-    for board in starts:
-        player = oracle.to_move(board)
+    for (board, player), got in _each(reachable, 'reachable', _to_move(starts)):
         call = f'reachable(board, {player!r})'
-        got = _call(reachable, 'reachable', board, player)
         assert isinstance(got, (set, frozenset)), f'{call} returned a {type(got).__name__}; it must return a set'
         boards = _boards(got, call)
         expected = _reachable(board, player)
@@ -390,25 +422,26 @@ def reachable_positions(reachable):
             + (f'Not reachable, e.g.:\n{picture(extra[0])}\n' if extra else '') + f'Starting from\n{picture(board)}')
 
 
+def _as_nested(got):
+    try:
+        return tuple(tuple(row) for row in got)
+    except TypeError:
+        return got
+
+
 def canonical_symmetry(canonical):
-    classes = set()
-    for number, board in enumerate(oracle.reachable_positions()):
-        mirror_images = analysis.images(board)
-        got = _call(canonical, 'canonical', board)
-        try:
-            got = tuple(tuple(row) for row in got)
-        except TypeError:
-            pass
-        assert got in mirror_images, (
+    positions = oracle.reachable_positions()
+    classes, checked = set(), []
+    for number, ((board,), got) in enumerate(_each(canonical, 'canonical', [(board,) for board in positions])):
+        got = _as_nested(got)
+        assert got in analysis.images(board), (
             f'canonical returned\n{picture(got)}\nwhich is not a rotation or reflection of\n{picture(board)}')
-        for image in (mirror_images if number % 7 == 0 else ()):
-            other = _call(canonical, 'canonical', image)
-            try:
-                other = tuple(tuple(row) for row in other)
-            except TypeError:
-                pass
-            assert other == got, (
-                f'canonical gives different boards for two rotations or reflections of the same position:\n'
-                f'{picture(board)}\ngives\n{picture(got)}\nbut\n{picture(image)}\ngives\n{picture(other)}')
         classes.add(got)
+        if number % 7 == 0:
+            checked.extend((board, got, image) for image in analysis.images(board))
+    for (board, got, image), (_, other) in zip(checked, _each(canonical, 'canonical', [(c[2],) for c in checked])):
+        other = _as_nested(other)
+        assert other == got, (
+            f'canonical gives different boards for two rotations or reflections of the same position:\n'
+            f'{picture(board)}\ngives\n{picture(got)}\nbut\n{picture(image)}\ngives\n{picture(other)}')
     assert len(classes) == analysis.symmetry_classes(), f'{len(classes)} classes instead of 765'

@@ -1,24 +1,27 @@
 """Hidden checks for the `noughts_and_crosses` assignment.
 
-The hidden-test blocks of the workbook call these functions. They live in the course package, not in the
-notebook, so that a student's notebook cannot redefine them, shadow a builtin they rely on, or read them from
-`release/`. Every check raises AssertionError with a message naming the board it failed on.
+The hidden-test blocks of the workbook call these functions. They live in the course package, which is never
+visible to a student's kernel: while grading, the test cells run in the trusted checker (`coursetools.checker`)
+and the student's functions are proxies there. In the instructor's own Jupyter they run in the kernel with the
+real functions (`calls` hides the difference). Every check raises AssertionError with a message naming the board
+it failed on.
 
 Two ideas keep marks fair:
 
-* `isolate` makes a mistake cost marks in its own task only: while one function is tested, the notebook's
-  other functions are swapped for reference versions until the test cell ends (the student's code looks names
-  up in the notebook's globals at call time, so it picks the references up).
+* `isolate` makes a mistake cost marks in its own task only: while one function is tested, the functions it may
+  use are correct versions (`KERNEL_CONTEXT`: `score` may use correct `score_end`, `moves` and `play`, sent to the
+  kernel as source for the duration of each call; `score_end` may use `moves`), and any other function the test
+  cell itself calls is the checker's own reference. The perfect game is the integration task: everything is the
+  student's own.
 * The student's `score` is memoized while tested, so a slow but correct search is run at most once per
   position; only the perfect game searches the whole tree from the empty board.
 """
-import contextlib
 import functools
-import io
 import operator
 import re
 
 from coursetools import oracle
+from coursetools.checks import calls
 
 FUNCTIONS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
 _MISSING = object()
@@ -42,6 +45,45 @@ REFERENCE = {
     'play': oracle.place,
     'moves': oracle.empty_cells,
     'score': reference_score,
+}
+
+# Correct versions the kernel may use while another function is tested (sent as source: the course package is
+# not in the sandbox). They read a board of any shape a student's code may pass (tuples, lists, arrays).
+KERNEL_SOURCES = {
+    'score_end': """
+_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+def score_end(state):
+    cells = ''.join(''.join(row) for row in state)
+    for a, b, c in _LINES:
+        if cells[a] != ' ' and cells[a] == cells[b] == cells[c]:
+            return {'x': 1, 'o': -1}[cells[a]]
+    return None if ' ' in cells else 0
+""",
+    'moves': """
+def moves(state):
+    cells = ''.join(''.join(row) for row in state)
+    return [divmod(i, 3) for i, mark in enumerate(cells) if mark == ' ']
+""",
+    'play': """
+def play(state, row, col, mark):
+    cells = ''.join(''.join(row) for row in state)
+    i = row * 3 + col
+    cells = cells[:i] + mark + cells[i + 1:]
+    return tuple(tuple(cells[r * 3:r * 3 + 3]) for r in range(3))
+""",
+}
+
+# What the kernel may use while each function is tested: correct versions of the functions it needs, names
+# whose answers are remembered, calls that are recorded.
+KERNEL_CONTEXT = {
+    'print_state': {},
+    'score_end': {'replace': ('moves',)},
+    'play': {},
+    'moves': {},
+    'score': {'replace': ('score_end', 'moves', 'play'), 'memoize': {'score': 'isolated'}},
+    'perfect_game': {'memoize': {'score': 'own'}, 'record': ('print_state',)},
 }
 
 
@@ -96,18 +138,25 @@ def _clear_student_cache(function):
 
 
 def isolate(namespace, testing):
-    """Prepare the notebook's globals for testing one function, until the current cell finishes.
+    """Prepare the test cell's globals for testing one function, until the cell ends.
 
-    For tasks 1-5 the other functions become reference versions; for the perfect game (the integration task)
-    everything stays the student's own. The student's `score` is memoized in both cases. Returns a function
-    that undoes the change; inside IPython it also runs by itself when the cell ends, even if the cell fails.
+    In the checker: see KERNEL_CONTEXT. In the instructor's own kernel: for tasks 1-5 the notebook's other
+    functions become reference versions; for the perfect game everything stays the student's own and the calls
+    of `print_state` are recorded; the student's `score` is memoized in both cases. Returns a function that
+    undoes the change; inside IPython it also runs by itself when the cell ends, even if the cell fails.
     """
+    from coursetools import checker
+    session = checker.session_in(namespace)
+    if session is not None:
+        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_SOURCES, REFERENCE)
     own_score = namespace.get('score', _MISSING)
     replacements = {} if testing == 'perfect_game' else {
         name: function for name, function in REFERENCE.items() if name != testing}
     if testing in ('score', 'perfect_game') and callable(own_score):
         _clear_student_cache(own_score)
         replacements['score'] = memoized(own_score, 'own' if testing == 'perfect_game' else 'isolated')
+    if testing == 'perfect_game' and callable(namespace.get('print_state')):
+        replacements['print_state'] = calls.recording('print_state', namespace['print_state'], [])
     return replace_until_cell_ends(namespace, replacements, then=lambda: _clear_student_cache(own_score))
 
 
@@ -157,23 +206,15 @@ def picture(board):
     return '\n'.join(rows + ['    ' + repr(board)])
 
 
-def _function(function, name):
-    if not callable(function):
-        raise AssertionError(
-            f'`{name}` is not a function any more (it is a {type(function).__name__}). '
-            f'Did a line like `{name} = {name}(...)` replace it? Rename that variable and re-run the notebook.')
-    return function
-
-
 def _call(function, name, *args):
-    _function(function, name)
-    try:
-        return function(*args)
-    except Exception as error:
-        arguments = ', '.join(repr(a) for a in args)
-        raise AssertionError(
-            f'{name}({arguments}) raised {type(error).__name__}: {error}\nThe board was:\n{picture(args[0])}'
-        ) from error
+    return calls.call(function, name, picture, *args)
+
+
+def _each(function, name, arguments):
+    """(arguments, value) for each argument tuple, values fetched as they are needed; a call that raised
+    becomes an AssertionError naming the call."""
+    for args, outcome in calls.outcomes(function, name, arguments):
+        yield args, calls.value(outcome, name, args, picture)
 
 
 def _shown(value):
@@ -224,12 +265,15 @@ def warm_up():
 
 # --- task 1: print_state ----------------------------------------------------------------------------------
 
+def _lines(text):
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
 def printed_lines(print_state, board):
     """What print_state prints for `board`, without blank lines and trailing spaces."""
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        _call(print_state, 'print_state', board)
-    return [line.rstrip() for line in buffer.getvalue().splitlines() if line.strip()]
+    (args, outcome), = calls.outcomes(print_state, 'print_state', [(board,)])
+    calls.value(outcome, 'print_state', args, picture)
+    return _lines(outcome.printed)
 
 
 def print_state_format(print_state):
@@ -237,9 +281,10 @@ def print_state_format(print_state):
         (('x', 'x', 'x'), ('x', 'x', 'x'), ('x', 'x', 'x')),
         (('o', 'o', 'o'), ('o', 'o', 'o'), ('o', 'o', 'o')),
     ]
-    for board in boards:
+    for (board,), outcome in calls.outcomes(print_state, 'print_state', [(board,) for board in boards]):
+        calls.value(outcome, 'print_state', (board,), picture)
         expected = ['|'.join(row).rstrip() for row in board]
-        got = printed_lines(print_state, board)
+        got = _lines(outcome.printed)
         assert got == expected, (
             'print_state printed\n' + '\n'.join('    ' + line for line in got) +
             f'\nbut should print three rows like this:\n{picture(board)}')
@@ -257,9 +302,8 @@ def _line_kinds(board):
 
 
 def _check_score_end(score_end, boards):
-    for board in boards:
+    for (board,), got in _each(score_end, 'score_end', [(board,) for board in boards]):
         expected = oracle.outcome(board)
-        got = _call(score_end, 'score_end', board)
         correct = got is None if expected is None else (
             got is not None and not isinstance(got, str) and got == expected)
         assert correct, f'score_end returned {_shown(got)} but should return {_shown(expected)} for\n{picture(board)}'
@@ -287,39 +331,37 @@ def _as_board(result):
 
 
 def play_move(play):
-    for board in oracle.reachable_positions()[::7]:
-        for row, col in oracle.empty_cells(board):
-            for mark in 'xo':
-                before = board
-                got = _as_board(_call(play, 'play', board, row, col, mark))
-                expected = oracle.place(board, row, col, mark)
-                assert board == before, 'play changed the board it was given'
-                assert got == expected, (
-                    f'play(board, {row}, {col}, {mark!r}) returned\n{picture(got)}\nbut should return\n'
-                    f'{picture(expected)}\nfor the board\n{picture(board)}')
+    moves = [(board, row, col, mark) for board in oracle.reachable_positions()[::7]
+             for row, col in oracle.empty_cells(board) for mark in 'xo']
+    for (board, row, col, mark), got in _each(play, 'play', moves):
+        got = _as_board(got)
+        expected = oracle.place(board, row, col, mark)
+        assert got == expected, (
+            f'play(board, {row}, {col}, {mark!r}) returned\n{picture(got)}\nbut should return\n'
+            f'{picture(expected)}\nfor the board\n{picture(board)}')
     # Two moves from the same board must not leak into each other.
     board = (('x', ' ', ' '), (' ', 'o', ' '), (' ', ' ', ' '))
-    first = _as_board(_call(play, 'play', board, 0, 1, 'x'))
-    second = _as_board(_call(play, 'play', board, 2, 2, 'x'))
+    (_, first), (_, second) = _each(play, 'play', [(board, 0, 1, 'x'), (board, 2, 2, 'x')])
+    first, second = _as_board(first), _as_board(second)
     assert first == oracle.place(board, 0, 1, 'x') and second == oracle.place(board, 2, 2, 'x'), (
         'play must start from the board it is given each time: playing (0, 1) and then (2, 2) on the same '
         f'board gave\n{picture(first)}\nand\n{picture(second)}\nstarting from\n{picture(board)}')
 
 
 def play_types(play):
-    for board in oracle.reachable_positions()[::97]:
-        for row, col in oracle.empty_cells(board)[:2]:
-            got = _call(play, 'play', board, row, col, 'x')
-            where = f'play(board, {row}, {col}, \'x\') on\n{picture(board)}\n'
-            assert type(got) is tuple, f'{where}returned a {type(got).__name__}; it must return a tuple of tuples'
-            assert len(got) == 3, f'{where}returned {len(got)} rows; a board has 3'
-            for row_value in got:
-                assert type(row_value) is tuple, (
-                    f'{where}returned a row that is a {type(row_value).__name__}; each row must be a tuple')
-                assert len(row_value) == 3, f'{where}returned a row with {len(row_value)} cells; rows have 3'
-                for cell in row_value:
-                    assert isinstance(cell, str) and len(cell) == 1, (
-                        f'{where}returned a cell {cell!r}; cells are one-character strings')
+    moves = [(board, row, col, 'x') for board in oracle.reachable_positions()[::97]
+             for row, col in oracle.empty_cells(board)[:2]]
+    for (board, row, col, _), got in _each(play, 'play', moves):
+        where = f'play(board, {row}, {col}, \'x\') on\n{picture(board)}\n'
+        assert type(got) is tuple, f'{where}returned a {type(got).__name__}; it must return a tuple of tuples'
+        assert len(got) == 3, f'{where}returned {len(got)} rows; a board has 3'
+        for row_value in got:
+            assert type(row_value) is tuple, (
+                f'{where}returned a row that is a {type(row_value).__name__}; each row must be a tuple')
+            assert len(row_value) == 3, f'{where}returned a row with {len(row_value)} cells; rows have 3'
+            for cell in row_value:
+                assert isinstance(cell, str) and len(cell) == 1, (
+                    f'{where}returned a cell {cell!r}; cells are one-character strings')
 
 
 # --- task 4: moves ----------------------------------------------------------------------------------------
@@ -338,8 +380,8 @@ def moves_empty_cells(moves):
         (('x', 'o', 'x'), ('x', 'o', 'o'), ('o', 'x', 'x')),
         (('x', ' ', 'x'), ('o', 'o', 'o'), (' ', 'x', ' ')),
     ]
-    for board in list(oracle.reachable_positions()) + extra:
-        got = _call(moves, 'moves', board)
+    boards = list(oracle.reachable_positions()) + extra
+    for (board,), got in _each(moves, 'moves', [(board,) for board in boards]):
         expected = oracle.empty_cells(board)
         assert isinstance(got, list), f'moves returned a {type(got).__name__}; it must return a list, for\n{picture(board)}'
         as_pairs = [_as_move(move) for move in got]
@@ -359,19 +401,22 @@ def _unpack_score(got, board, player):
 
 
 def score_finished(score):
-    for board in finished_positions():
-        for player in 'xo':
-            value, move = _unpack_score(_call(score, 'score', board, player), board, player)
-            expected = oracle.outcome(board)
-            assert move is None and not isinstance(value, str) and value == expected, (
-                f'The game is over on this board, so score(board, {player!r}) should return ({expected}, None), '
-                f'not ({value!r}, {move!r}):\n{picture(board)}')
+    positions = [(board, player) for board in finished_positions() for player in 'xo']
+    for (board, player), got in _each(score, 'score', positions):
+        value, move = _unpack_score(got, board, player)
+        expected = oracle.outcome(board)
+        assert move is None and not isinstance(value, str) and value == expected, (
+            f'The game is over on this board, so score(board, {player!r}) should return ({expected}, None), '
+            f'not ({value!r}, {move!r}):\n{picture(board)}')
+
+
+def _sample_to_move():
+    return [(board, oracle.to_move(board)) for board in unfinished_sample()]
 
 
 def score_values(score):
-    for board in unfinished_sample():
-        player = oracle.to_move(board)
-        value, _ = _unpack_score(_call(score, 'score', board, player), board, player)
+    for (board, player), got in _each(score, 'score', _sample_to_move()):
+        value, _ = _unpack_score(got, board, player)
         expected = oracle.value(board, player)
         assert not isinstance(value, str) and value == expected, (
             f'score(board, {player!r}) gave the value {value!r}, but with best play by both sides the value is '
@@ -379,9 +424,8 @@ def score_values(score):
 
 
 def score_moves(score):
-    for board in unfinished_sample():
-        player = oracle.to_move(board)
-        _, move = _unpack_score(_call(score, 'score', board, player), board, player)
+    for (board, player), got in _each(score, 'score', _sample_to_move()):
+        _, move = _unpack_score(got, board, player)
         cell = _as_move(move)
         where = f'score(board, {player!r}) chose the move {move!r} for\n{picture(board)}\n'
         assert cell is not None, f'{where}but a move must be a (row, col) tuple of two integers'

@@ -1,0 +1,419 @@
+"""The trusted checker: where a notebook's test cells run while it is graded.
+
+No student code ever runs in this process. The student's cells run in their sandboxed kernel; the test cells
+(visible asserts and hidden checks alike) run here, in a namespace built from the instructor's own locked cells
+(the gradebook's copies), where each of the notebook's graded functions is a `Proxy`: calling it asks the
+kernel to call the student's function and brings back what it returned and printed, as plain data
+(`coursetools.answers`). So a student's code can change anything in its own process, IPython included, and
+still only answer questions; the marks are decided here.
+
+    python -m coursetools.checker        # started by coursetools.checker_host.Checker, one per executor
+
+Protocol with the host (the executor that owns the kernel), pickled frames on the process's stdin/stdout:
+host -> checker ('begin', notebook), ('run', cell), ('answer', answer); checker -> host ('ready',), ('begun',
+errors), ('call', request), ('done', result).
+"""
+import ast
+import builtins
+import contextlib
+import io
+import json
+import os
+import pickle
+import struct
+import sys
+import traceback
+
+from coursetools import answers
+
+SESSION_KEY = '__course_checker_session__'
+STREAM_LIMIT = 200 * 1024        # characters of a test cell's printed output kept
+
+
+# --- frames -------------------------------------------------------------------------------------------------
+
+def send(stream, message):
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    data = struct.pack('>Q', len(data)) + data
+    view = memoryview(data)
+    while view:
+        view = view[stream.write(view):]
+
+
+def receive(stream):
+    size, = struct.unpack('>Q', _read_exactly(stream, 8))
+    return pickle.loads(_read_exactly(stream, size))
+
+
+def _read_exactly(stream, size):
+    parts = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            raise EOFError('the other side closed the connection')
+        parts.append(chunk)
+        size -= len(chunk)
+    return b''.join(parts)
+
+
+# --- what the test cells call ----------------------------------------------------------------------------------
+
+class Outcome:
+    """One call of a student's function: its value or error, and what it printed."""
+
+    def __init__(self, value=None, error=None, printed='', count=None, records=None, after=None):
+        self.value, self.error, self.printed = value, error, printed
+        self.count, self.records, self.after = count, records or {}, after
+
+    def result(self):
+        """The value, or raise the error the call ended with."""
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class Proxy:
+    """Stands for one of the notebook's graded functions: a call runs the student's function in the kernel."""
+
+    def __init__(self, session, name):
+        self._session, self.__name__ = session, name
+
+    def __repr__(self):
+        return f'<the notebook\'s function {self.__name__}>'
+
+    def __call__(self, *arguments):
+        outcome, = self._session.call(self.__name__, [arguments], sync=True)
+        _update_in_place(arguments, outcome.after)
+        sys.stdout.write(outcome.printed)
+        return outcome.result()
+
+    def each(self, calls, shared=None, count=False):
+        """Outcomes of many calls, fetched from the kernel in growing batches while they are consumed (a check
+        that stops at the first wrong answer does not pay for the rest). Arguments that are `answers.Shared`
+        are one object in the kernel for all the calls (and for the batches after); `shared` receives them."""
+        calls = [tuple(arguments) for arguments in calls]
+        start, size = 0, 8
+        while start < len(calls):
+            last = start + size >= len(calls)
+            yield from self._session.call(self.__name__, calls[start:start + size], count=count,
+                                          shared=shared if last else None)
+            start += size
+            size = min(size * 4, 2048)
+
+    def counted(self, *arguments):
+        """(result, calls): one call, counting the calls made through the function's global name."""
+        outcome, = self._session.call(self.__name__, [arguments], sync=True, count=True)
+        _update_in_place(arguments, outcome.after)
+        sys.stdout.write(outcome.printed)
+        return outcome.result(), outcome.count
+
+
+def _update_in_place(arguments, after):
+    """Mutable arguments the student's function changed in the kernel are changed here too (a memo table)."""
+    for argument, new in zip(arguments, after or ()):
+        if isinstance(argument, dict) and isinstance(new, dict):
+            argument.clear()
+            argument.update(new)
+        elif isinstance(argument, list) and isinstance(new, list):
+            argument[:] = new
+        elif isinstance(argument, set) and isinstance(new, (set, frozenset)):
+            argument.clear()
+            argument.update(new)
+
+
+_current = [None]
+
+
+def current():
+    """The session of the notebook being checked in this process, or None (not in the checker)."""
+    return _current[0]
+
+
+def session_in(namespace):
+    """The checker session a test cell's globals belong to, or None outside the checker."""
+    session = namespace.get(SESSION_KEY) if isinstance(namespace, dict) else None
+    return session if isinstance(session, Session) else None
+
+
+class Session:
+    """One notebook being graded: the test cells' namespace and the link to the host for kernel calls."""
+
+    def __init__(self, host_in, host_out, notebook):
+        self.host_in, self.host_out = host_in, host_out
+        self.graded = list(notebook['graded'])
+        self.namespace = {'__name__': '__main__', '__builtins__': builtins, SESSION_KEY: self}
+        self.cell = None
+        self.cell_stdout, self.cell_stderr = _Capped(), _Capped()
+        self.testing = None
+        self.context = {}
+        self.records = {}
+        self.remembered = {}
+        self.notes = []
+        self.errors = []
+        for cell_id, source in notebook['helpers']:
+            try:
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    exec(compile(source, f'<{cell_id}>', 'exec'), self.namespace)
+            except Exception as error:
+                self.errors.append(f'locked cell {cell_id} failed in the checker: {type(error).__name__}: {error}')
+        self.overrides = {}
+        self.bind_defaults()
+
+    def bind_defaults(self):
+        for name in self.graded:
+            self.namespace[name] = Proxy(self, name)
+        self.namespace.update(self.overrides)
+        self.testing, self.context = None, {}
+
+    def isolate(self, testing, context, kernel_sources, local_references):
+        """While this cell runs, calls of `testing` run in the kernel with `context` (see kernel_agent), and the
+        notebook's other graded functions are the checker's own correct versions."""
+        self.testing = testing
+        self.context = {
+            'replace': {name: kernel_sources[name] for name in context.get('replace', ())},
+            'memoize': dict(context.get('memoize', {})),
+            'record': list(context.get('record', ())),
+        }
+        for name in self.graded:
+            if name != testing and name in local_references:
+                self.namespace[name] = local_references[name]
+
+    def override(self, names):
+        """Replace names the locked cells defined with versions that work on proxies (kept for every cell)."""
+        self.overrides.update(names)
+        self.namespace.update(names)
+
+    def call(self, name, calls, *, sync=False, count=False, shared=None):
+        """Outcomes of calling the student's `name` on each argument tuple, in the kernel."""
+        encoded = answers.encode_calls(calls)
+        context = self.context if name == self.testing else {}
+        mode = context.get('memoize', {}).get(name)
+        if mode is None or sync or count or shared is not None:
+            return self._call(name, calls, encoded, context, sync=sync, count=count, shared=shared)
+        # The function's answers are remembered while it is tested (it is pure by the task's definition), so
+        # a call already made in this notebook is answered from here, as the kernel's memo would answer it.
+        keys = [(name, mode, json.dumps(arguments)) for arguments in encoded]
+        missing = [i for i, key in enumerate(keys) if key not in self.remembered]
+        if missing:
+            fresh = self._call(name, [calls[i] for i in missing], [encoded[i] for i in missing], context)
+            for i, outcome in zip(missing, fresh):
+                self.remembered[keys[i]] = outcome
+        return [self.remembered[key] for key in keys]
+
+    def _call(self, name, calls, encoded, context, *, sync=False, count=False, shared=None):
+        request = {'function': name, 'calls': encoded, 'cell': self.cell,
+                   'sync': sync, 'count': count, 'want_shared': shared is not None, **context}
+        send(self.host_out, ('call', request))
+        kind, payload = receive(self.host_in)
+        if kind != 'answer':
+            raise RuntimeError(f'unexpected message from the host: {kind}')
+        for stream, text in payload.get('streams', ()):     # warnings, logging, stray output: shown, never judged
+            (self.cell_stderr if stream == 'stderr' else self.cell_stdout).write(text)
+        if 'gone' in payload:
+            raise answers.KernelGone(payload['gone'], payload.get('message', ''))
+        try:
+            reply = answers.decode(payload.get('text'))
+            outcomes = self._outcomes(name, reply, len(calls))
+        except answers.AnswerError as error:
+            self.notes.append(f'the kernel did not answer a call of {name} properly: {error}')
+            raise answers.AnswerError(f'{name}: the kernel did not answer ({error}). Was IPython or the '
+                                      'notebook\'s machinery changed by a cell?') from None
+        if shared is not None:
+            shared.clear()
+            contents = reply.get('shared') if isinstance(reply.get('shared'), dict) else {}
+            shared.update(contents)
+        if outcomes and outcomes[-1].records:
+            self.records = outcomes[-1].records
+        return outcomes
+
+    def _outcomes(self, name, reply, expected):
+        if not isinstance(reply, dict):
+            raise answers.AnswerError('not an answer')
+        observed = reply.get('observed')
+        for item in observed if isinstance(observed, list) else ():
+            note = f'its code {item}'[:300] if isinstance(item, str) else None
+            if note and note not in self.notes:
+                self.notes.append(note)
+        if 'missing' in reply:
+            raise NameError(f'name {name!r} is not defined: the notebook has no function {name}. '
+                            f'Did you run its cell, and keep its name?')
+        if 'not_callable' in reply:
+            kind = reply.get('type') if isinstance(reply.get('type'), str) else 'value'
+            raise answers.NotAFunction(f'`{name}` is not a function any more (it is a {kind}). Did a line like '
+                            f'`{name} = {name}(...)` replace it? Rename that variable and re-run the notebook.')
+        if 'failed' in reply:
+            raise answers.AnswerError(str(reply['failed'])[:300])
+        results = reply.get('results')
+        if not isinstance(results, list) or len(results) > expected:
+            raise answers.AnswerError('no results')
+        outcomes = [self._outcome(name, result) for result in results]
+        if reply.get('interrupted') or len(outcomes) < expected:
+            raise answers.KernelGone('CellTimeoutError', 'interrupted')
+        return outcomes
+
+    def _outcome(self, name, result):
+        if not isinstance(result, dict):
+            raise answers.AnswerError('a result that is not a record')
+        printed = result.get('printed') if isinstance(result.get('printed'), str) else ''
+        records = result.get('records') if isinstance(result.get('records'), dict) else {}
+        after = result.get('after') if isinstance(result.get('after'), list) else None
+        count = result.get('count') if type(result.get('count')) is int else None
+        if 'value' in result:
+            return Outcome(value=result['value'], printed=printed, count=count, records=records, after=after)
+        if 'refused' in result:
+            kind = str(result['refused'])[:80]
+            self.notes.append(f'{name} returned an object that is not plain data ({kind})')
+            error = answers.NotPlainData(f'{name} returned an object of type {kind}; return numbers, strings, '
+                                         'tuples or lists')
+            return Outcome(error=error, printed=printed, count=count, records=records, after=after)
+        return Outcome(error=answers.student_error(result.get('error')), printed=printed, count=count,
+                       records=records, after=after)
+
+    # --- running a test cell
+
+    def run(self, cell_id, source):
+        """Run one test cell; its outputs as nbformat dicts."""
+        self.cell = cell_id
+        stdout, stderr = self.cell_stdout, self.cell_stderr = _Capped(), _Capped()
+        error = None
+        try:
+            code = compile(source, f'<{cell_id}>', 'exec')
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                exec(code, self.namespace)
+        except answers.KernelGone as gone:
+            error = _error_output(gone.ename, gone.message, [])
+        except Exception as raised:
+            error = self._error(raised, source)
+        finally:
+            self.bind_defaults()
+        outputs = []
+        for name, stream in (('stdout', stdout), ('stderr', stderr)):
+            if stream.getvalue():
+                outputs.append({'output_type': 'stream', 'name': name, 'text': stream.text()})
+        if error:
+            outputs.append(error)
+        return outputs
+
+    def _error(self, raised, source):
+        ename = type(raised).__name__
+        evalue = str(raised)
+        lines = []
+        student = getattr(raised, 'student_traceback', '') or getattr(raised.__cause__, 'student_traceback', '')
+        if student:
+            lines.append('In your code:\n' + student.rstrip('\n'))
+        visible = _visible_line(raised, source)
+        if visible:
+            lines.append(visible)
+        internal = not isinstance(raised, (AssertionError, answers.StudentError, answers.NotPlainData,
+                                           answers.NotAFunction, NameError, answers.AnswerError))
+        if internal:      # a defect of the checks themselves: its whole traceback goes to the grader's log
+            print(f'checker: cell {self.cell} raised\n{"".join(traceback.format_exception(raised))}',
+                  file=sys.stderr, flush=True)
+        return _error_output(ename, evalue, lines)
+
+
+def _error_output(ename, evalue, lines):
+    return {'output_type': 'error', 'ename': ename, 'evalue': evalue,
+            'traceback': lines + [f'\x1b[0;31m{ename}\x1b[0m: {evalue}']}
+
+
+def _visible_line(raised, source):
+    """'test cell, line N: <code>' for the line of the test cell that failed, if it is not hidden test code."""
+    tb = raised.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith('<') and tb.tb_frame.f_globals.get(SESSION_KEY):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        return ''
+    lines = source.splitlines()
+    hidden = False
+    for number, text in enumerate(lines, 1):
+        if 'BEGIN HIDDEN TESTS' in text:
+            hidden = True
+        if number == line:
+            return '' if hidden else f'test cell, line {number}: {text.strip()}'
+        if 'END HIDDEN TESTS' in text:
+            hidden = False
+    return ''
+
+
+class _Capped(io.StringIO):
+    def write(self, text):
+        if self.tell() < STREAM_LIMIT:
+            return super().write(str(text)[:STREAM_LIMIT - self.tell()])
+        self.cut = True
+        return len(text)
+
+    cut = False
+
+    def text(self):
+        return self.getvalue() + ('\n[output cut by the grader]\n' if self.cut else '')
+
+
+# --- which locked cells the test cells need ------------------------------------------------------------------
+
+def defined_names(source):
+    """Top-level names a cell binds (def, class, assignment, import)."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split('.')[0] for alias in node.names)
+    return names
+
+
+def used_names(source):
+    return {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
+
+
+def function_names(source):
+    return {node.name for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+# --- the process ------------------------------------------------------------------------------------------------
+
+def warm_up():
+    """Import every assignment's checks and let them compute their tables, once per process."""
+    import importlib
+    import pkgutil
+    import coursetools.checks
+    for module in pkgutil.iter_modules(coursetools.checks.__path__):
+        checks = importlib.import_module(f'coursetools.checks.{module.name}')
+        if callable(getattr(checks, 'warm_up', None)):
+            checks.warm_up()
+
+
+def main():
+    host_in = os.fdopen(os.dup(0), 'rb', buffering=0)
+    host_out = os.fdopen(os.dup(1), 'wb', buffering=0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)             # stray prints go to the log, never into the protocol
+    warm_up()
+    send(host_out, ('ready', {}))
+    session = None
+    while True:
+        try:
+            kind, payload = receive(host_in)
+        except EOFError:
+            return
+        if kind == 'begin':
+            session = _current[0] = Session(host_in, host_out, payload)
+            send(host_out, ('begun', {'errors': session.errors}))
+        elif kind == 'run':
+            outputs = session.run(payload['cell'], payload['source'])
+            notes, session.notes = session.notes, []
+            send(host_out, ('done', {'outputs': outputs, 'notes': notes}))
+        elif kind == 'stop':
+            return
+
+
+if __name__ == '__main__':
+    from coursetools.checker import main as main_of_the_module     # one module object: isinstance works
+    main_of_the_module()

@@ -1,0 +1,139 @@
+"""Calling the student's functions from the hidden checks, in both places the checks run.
+
+While grading, the checks run in the trusted checker and a function is a `coursetools.checker.Proxy`: calls
+travel to the student's kernel in batches and come back as plain data. In the instructor's own Jupyter (the
+source notebook) the checks run in the kernel with the real functions. These helpers hide the difference.
+"""
+import contextlib
+import inspect
+import io
+
+from coursetools import answers
+
+_recorded = {}
+
+
+class Outcome:
+    """One call: `value` or `error`, and what was printed."""
+
+    def __init__(self, value=None, error=None, printed='', records=None):
+        self.value, self.error, self.printed, self.records = value, error, printed, records or {}
+
+
+def is_proxy(function):
+    return callable(getattr(function, 'each', None)) and callable(getattr(function, 'counted', None))
+
+
+def outcomes(function, name, calls, shared=None, count=False):
+    """(arguments, outcome) for each argument tuple in `calls`, computed as they are consumed.
+
+    `shared`: a dict that receives the final contents of the `answers.Shared` arguments (one object for all the
+    calls, such as a memo table). `count`: each outcome's `count` is the number of calls made through the
+    global `name` (the function's recursion), the first one included."""
+    calls = [tuple(arguments) for arguments in calls]
+    if is_proxy(function):
+        yield from zip(calls, function.each(calls, shared=shared, count=count))
+        return
+    require_function(function, name)
+    local_shared = {}
+    for arguments in calls:
+        arguments = tuple(local_shared.setdefault(a.name, {'dict': dict, 'list': list, 'set': set}[a.kind]())
+                          if isinstance(a, answers.Shared) else a for a in arguments)
+        printed = io.StringIO()
+        counter = {'calls': 0}
+        try:
+            with contextlib.redirect_stdout(printed), _counting(function, name, counter, count) as target:
+                value = target(*arguments)
+            outcome = Outcome(value=value, printed=printed.getvalue())
+        except Exception as error:
+            outcome = Outcome(error=error, printed=printed.getvalue())
+        outcome.count = counter['calls'] if count else None
+        if shared is not None:
+            shared.clear()
+            shared.update(local_shared)
+        yield arguments, outcome
+
+
+@contextlib.contextmanager
+def _counting(function, name, counter, count):
+    """`function` itself, or (with `count`) a wrapper bound to its global name that counts every call."""
+    if not count:
+        yield function
+        return
+    namespace = getattr(inspect.unwrap(function), '__globals__', None)
+
+    def counted(*inner, **keywords):
+        counter['calls'] += 1
+        return function(*inner, **keywords)
+
+    swapped = isinstance(namespace, dict) and namespace.get(name) is function
+    if swapped:
+        namespace[name] = counted
+    try:
+        yield counted
+    finally:
+        if swapped and namespace.get(name) is counted:
+            namespace[name] = function
+
+
+def value(outcome, name, arguments, picture):
+    """The outcome's value, or an AssertionError that says which call failed and how."""
+    error = outcome.error
+    if error is None:
+        return outcome.value
+    if isinstance(error, (answers.NotPlainData, answers.NotAFunction)):
+        raise AssertionError(str(error)) from None
+    if isinstance(error, NameError) and not isinstance(error, answers.StudentError):
+        raise AssertionError(str(error)) from None
+    shown = ', '.join(repr(a) for a in arguments)
+    raise AssertionError(f'{name}({shown}) raised {type(error).__name__}: {error}\nThe board was:\n'
+                         f'{picture(arguments[0])}') from error
+
+
+def call(function, name, picture, *arguments):
+    """One call of the student's function; its value, or an AssertionError naming the call."""
+    (_, outcome), = outcomes(function, name, [arguments])
+    return value(outcome, name, arguments, picture)
+
+
+def count_calls(function, name, picture, *arguments):
+    """(result, calls) of one top-level call, the calls made through the global `name` (its recursion)
+    included."""
+    if is_proxy(function):
+        try:
+            return function.counted(*arguments)
+        except (answers.StudentError, answers.NotPlainData, answers.NotAFunction, NameError) as error:
+            value(Outcome(error=error), name, arguments, picture)
+    (_, outcome), = outcomes(function, name, [arguments], count=True)
+    return value(outcome, name, arguments, picture), outcome.count
+
+
+def require_function(function, name):
+    if not callable(function):
+        raise AssertionError(
+            f'`{name}` is not a function any more (it is a {type(function).__name__}). '
+            f'Did a line like `{name} = {name}(...)` replace it? Rename that variable and re-run the notebook.')
+    return function
+
+
+def recorded(name, namespace=None):
+    """The argument tuples of the calls of `name` recorded during the last call of the function under test
+    (the boards `perfect_game` passed to `print_state`); None if nothing was recorded."""
+    from coursetools import checker
+    session = checker.session_in(namespace) if namespace is not None else checker.current()
+    if session is not None:
+        calls = session.records.get(name)
+        return None if calls is None else [tuple(c) if isinstance(c, list) else c for c in calls]
+    calls = _recorded.get(name)
+    return None if calls is None else list(calls)
+
+
+def recording(name, function, calls):
+    """`function`, recording its arguments in `calls` (kernel mode)."""
+    def recorder(*arguments):
+        calls.append(arguments)
+        return function(*arguments)
+
+    recorder.__wrapped__ = function
+    _recorded[name] = calls
+    return recorder

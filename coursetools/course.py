@@ -1,0 +1,67 @@
+"""Facts about the course folder, in one place: where it is, its gradebook, its assignments, where submissions
+and grading outputs go, and the errors a grading run writes into notebooks when a student needs attention."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: error outputs the executor writes that mean a student needs attention (the report lists them)
+ATTENTION_ERRORS = {'CellTimeoutError': 'timeout', 'KernelDied': 'kernel death'}
+
+CONFIG = 'nbgrader_config.py'
+
+
+class NotACourse(SystemExit):
+    """The folder is not a course folder."""
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path
+
+    @classmethod
+    def at(cls, folder=None) -> 'Course':
+        """The course in `folder`, else in $COURSE_ROOT, else in the current folder."""
+        root = Path(folder or os.environ.get('COURSE_ROOT') or os.getcwd()).resolve()
+        if not (root / CONFIG).is_file() or not (root / 'source').is_dir():
+            raise NotACourse(f'{root} is not a course folder (it needs {CONFIG} and source/): run this in the '
+                             'course folder, or name it with --course.')
+        return cls(root)
+
+    @property
+    def db_url(self) -> str:
+        return f'sqlite:///{self.root / "gradebook.db"}'
+
+    @property
+    def submitted(self) -> Path:
+        return self.root / 'submitted'
+
+    @property
+    def staging(self) -> Path:
+        """Repaired copies of the submissions, which nbgrader grades (coursetools.repair)."""
+        return self.root / '.grading' / 'submitted'
+
+    @property
+    def reports(self) -> Path:
+        return self.root / 'reports'
+
+    def assignments(self) -> list:
+        """Every assignment in source/ (a folder holding a notebook of its own name)."""
+        return sorted(p.name for p in (self.root / 'source').iterdir() if (p / f'{p.name}.ipynb').is_file())
+
+    def students(self, assignment) -> list:
+        """Students with a submission folder for `assignment` in submitted/."""
+        if not self.submitted.is_dir():
+            return []
+        return sorted(p.name for p in self.submitted.iterdir() if (p / assignment).is_dir())
+
+    def foreign_package(self):
+        """The checkout that the imported `coursetools` comes from, when this course folder has a `coursetools`
+        package of its own and it is not that one (a venv installed in another copy of the course); else None."""
+        import coursetools
+        imported = Path(coursetools.__file__).resolve().parent
+        own = self.root / 'coursetools'
+        if (own / '__init__.py').is_file() and own.resolve() != imported:
+            return imported.parent
+        return None

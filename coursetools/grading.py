@@ -1,0 +1,264 @@
+"""One autograde run of one assignment: `nbgrader autograde <assignment> --force`, with the notebooks executed
+in parallel on Dask (`coursetools.pool`) and everything else done by nbgrader in this process, one submission
+after another (`coursetools.pipeline`). So only this process writes the gradebook.
+
+    report = grading.autograde('noughts_and_crosses')     # in the course folder; see `autograde` for options
+
+Settings, in nbgrader_config.py (`make grade`'s options override them)::
+
+    c.Grading.scheduler = ''          # an existing Dask scheduler (tcp://host:8786); '' starts a LocalCluster
+    c.Grading.workers = 0             # notebooks at once on the LocalCluster (0: cores + 1)
+    c.Grading.kernels = 'forked'      # where kernels come from: 'forked', 'prestarted' or 'cold'
+    c.Grading.pooled_gradebook = False    # speed-ups with nbgrader's internals (coursetools.adapters), opt-in
+    c.Grading.cached_validation = False
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import threading
+import time
+import traceback
+import uuid
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
+
+from traitlets import Bool, Enum, Integer, Unicode
+from traitlets.config import Configurable
+
+from coursetools import adapters, pool
+from coursetools.pipeline import Pipeline, PreparedNotebook, Unreadable
+from coursetools.progress import Progress
+
+
+class Grading(Configurable):
+    """Settings of parallel grading (`c.Grading.*` in nbgrader_config.py)."""
+
+    scheduler = Unicode('', help='Address of an existing Dask scheduler (tcp://host:8786); empty: a LocalCluster '
+                                 'of worker threads in the grading process.').tag(config=True)
+    workers = Integer(0, help='Notebooks executed at once on the LocalCluster (0: cores + 1).').tag(config=True)
+    kernels = Enum(pool.KERNEL_SOURCES, 'forked', help="Where kernels come from: 'forked' from a warm sandboxed fork "
+                                                       "server, 'prestarted' while the previous notebook runs, or "
+                                                       "'cold'.").tag(config=True)
+    pooled_gradebook = Bool(False, help='Let nbgrader share one gradebook connection for the run and commit once '
+                                        'per notebook (coursetools.adapters).').tag(config=True)
+    cached_validation = Bool(False, help="Compile nbgrader's cell-metadata schema once instead of once per "
+                                         'cell (coursetools.adapters).').tag(config=True)
+
+
+@dataclass
+class RunReport:
+    """What happened in a run: notes per student who needs attention, who could not be graded, and timings."""
+    notes: dict = field(default_factory=dict)
+    failed: list = field(default_factory=list)
+    errors: dict = field(default_factory=dict)
+    graded: list = field(default_factory=list)
+    timings: list = field(default_factory=list)     # one dict per executed notebook
+    main: dict = field(default_factory=dict)        # seconds spent in this process, by step
+    wall: float = 0.0
+    workers: int = 0
+
+    def note(self, student, note):
+        notes = self.notes.setdefault(student, [])
+        if note not in notes:
+            notes.append(note)
+
+
+def autograde(assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None, workers=None,
+              kernels=None, progress=True, notes=None, options=(), stream=None) -> RunReport:
+    """Autograde every submission of `assignment` in the course folder (the current one).
+
+    `submitted_dir`: read submissions from there instead of submitted/ (a repaired copy); `students`: only
+    these; `scheduler`, `workers`, `kernels`: override the settings; `notes`: {student: [notes]} known
+    beforehand, shown on the student's status line; `options`: nbgrader settings, as on its command line."""
+    return _Run(assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, notes, options,
+                stream).run()
+
+
+class _Run:
+    def __init__(self, assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, notes,
+                 options, stream):
+        self.assignment, self.students = assignment, students
+        self.report = RunReport()
+        self.known_notes = {student: list(found) for student, found in (notes or {}).items()}
+        self.started = time.perf_counter()
+        self.pipeline = Pipeline.for_course(assignment, db_url=db_url, submitted_dir=submitted_dir,
+                                            options=options, log_level=logging.ERROR)
+        self.settings = Grading(config=self.pipeline.app.config)
+        self.scheduler = scheduler if scheduler is not None else (self.settings.scheduler or None)
+        self.workers = workers or self.settings.workers or None
+        self.kernels = kernels or self.settings.kernels
+        self.show_progress, self.stream = progress, stream
+        self.cluster = None
+        self.pending = {}
+
+    def _time(self, step, seconds):
+        self.report.main[step] = self.report.main.get(step, 0.0) + seconds
+
+    def run(self) -> RunReport:
+        cpu = time.process_time()
+        with warnings.catch_warnings(), adapters.speed_ups(pooled_gradebook=self.settings.pooled_gradebook,
+                                cached_validation=self.settings.cached_validation):
+            # nbgrader's own "object not in session" warnings when it creates submissions (harmless)
+            warnings.filterwarnings('ignore', module='nbgrader.api')
+            submissions = self.pipeline.submissions(self.students)
+            self.progress = Progress(len(submissions), stream=self.stream, enabled=self.show_progress)
+            executor = self.pipeline.executor
+            run = self.spec = None
+            if executor is not None:
+                traits = {name: copy.deepcopy(getattr(executor, name)) for name in executor.trait_names(config=True)}
+                run = self.spec = pool.RunSpec(uuid.uuid4().hex, type(executor), traits, self.kernels,
+                                               self.assignment)
+            starter = threading.Thread(target=self._start_cluster, args=(run,), daemon=True)
+            if run is not None:
+                starter.start()      # the cluster and its slots start while the first submissions are sanitized
+            try:
+                self._grade(submissions, starter)
+            finally:
+                if starter.is_alive():
+                    starter.join()
+                if self.cluster is not None:
+                    self.cluster.close(run.token if run else None)
+                self.progress.close()
+        self.report.wall = time.perf_counter() - self.started
+        self._time('process_cpu', time.process_time() - cpu)
+        return self.report
+
+    def _start_cluster(self, run):
+        started = time.perf_counter()
+        try:
+            self.cluster = pool.Cluster(self.scheduler, self.workers)
+            self.report.workers = self.cluster.threads
+            self.cluster.prepare(run)
+        except BaseException as error:      # reported when the first notebook needs the cluster
+            self.cluster_error = error
+        self._time('cluster_start', time.perf_counter() - started)
+
+    cluster_error = None
+
+    def _grade(self, submissions, starter):
+        waiting = []          # sanitized while the cluster was still starting
+        completed = None
+        for submission in submissions:
+            prepared = self._prepare(submission)
+            if prepared is None:
+                continue
+            if self.pipeline.executor is None:
+                self._finish(submission, prepared)
+                continue
+            waiting.append((submission, prepared))
+            if starter.is_alive():
+                continue
+            completed = completed or self._completed(starter)
+            for item in waiting:
+                self._submit(completed, *item)
+            waiting.clear()
+            while completed.has_ready():
+                self._collect(next(completed))
+        if waiting:
+            completed = completed or self._completed(starter)
+            for item in waiting:
+                self._submit(completed, *item)
+        for future in completed or ():
+            self._collect(future)
+
+    def _completed(self, starter):
+        from distributed import as_completed
+        starter.join()
+        if self.cluster_error is not None:
+            raise self.cluster_error
+        return as_completed(loop=self.cluster.client.loop)
+
+    def _prepare(self, submission):
+        started = time.perf_counter()
+        try:
+            prepared = self.pipeline.prepare(submission)
+        except Unreadable as error:
+            self._fail(submission, error, f'not a notebook / unreadable: {error}')
+            return None
+        except adapters.FATAL_ERRORS:
+            self.pipeline.discard(submission)
+            raise
+        except Exception as error:
+            self._fail(submission, error)
+            return None
+        finally:
+            self._time('prepare', time.perf_counter() - started)
+        if prepared is None:            # nbgrader would skip it too
+            self.progress.advance()
+        return prepared
+
+    def _submit(self, completed, submission, prepared):
+        results = {}
+        for notebook in prepared:
+            job = pool.ExecutionJob(self.spec, submission.student, notebook.name, notebook.nb,
+                                    _plain_resources(notebook.resources), pool.snapshot(notebook.folder),
+                                    notebook.trusted)
+            future = self.cluster.submit(job)
+            self.pending[future] = (submission, prepared, notebook, results)
+            completed.add(future)
+
+    def _collect(self, future):
+        submission, prepared, notebook, results = self.pending.pop(future)
+        try:
+            results[notebook.name] = future.result()
+        except Exception as error:
+            results[notebook.name] = error
+        finally:
+            future.release()
+        if len(results) == len(prepared):
+            executed = []
+            try:
+                for item in prepared:
+                    result = results[item.name]
+                    if isinstance(result, BaseException):
+                        raise result
+                    self.report.timings.append(dict(result.timing, student=submission.student))
+                    for note in result.notes:
+                        self.report.note(submission.student, note)
+                    executed.append(PreparedNotebook(item.student, item.name, result.nb, item.resources, item.folder))
+            except Exception as error:
+                self._fail(submission, error)
+                return
+            self._finish(submission, executed)
+
+    def _finish(self, submission, executed):
+        started = time.perf_counter()
+        try:
+            self.pipeline.finish(submission, executed)
+            self.report.graded.append(submission.student)
+        except adapters.FATAL_ERRORS:
+            self.pipeline.discard(submission)
+            raise
+        except Exception as error:
+            self._fail(submission, error, advance=False)
+        finally:
+            self._time('finish', time.perf_counter() - started)
+        self._status(submission.student)
+        self.progress.advance()
+
+    def _fail(self, submission, error, note=None, advance=True):
+        self.pipeline.discard(submission)
+        if note is None:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ''
+            note = f'not graded: {type(error).__name__}: {first}'
+        self.report.note(submission.student, note)
+        self.report.failed.append(submission.student)
+        self.report.errors[submission.student] = ''.join(traceback.format_exception(error))
+        if advance:
+            self._status(submission.student)
+            self.progress.advance()
+
+    def _status(self, student):
+        for note in self.known_notes.pop(student, []):
+            self.report.note(student, note)
+        if self.report.notes.get(student):
+            self.progress.status(f'{student}: ' + '; '.join(self.report.notes[student]))
+
+
+def _plain_resources(resources):
+    """The resources a worker needs, without the objects that only this process has."""
+    return {key: value for key, value in resources.items() if key in ('metadata', 'nbgrader', 'unique_key',
+                                                                       'output_files_dir')}

@@ -1,0 +1,420 @@
+"""The grader's helper inside a student's kernel: it calls one of the notebook's functions and sends back what
+the function returned and printed, as plain data.
+
+This file is never imported in the kernel (the course package is not in the sandbox). The grader sends its text
+to the kernel once per kernel, where it becomes the module `_course_grader` and registers a comm target; each
+call is then one comm message, answered by one comm message (a Jupyter comm is the lightest way to talk to a
+kernel: no cell, no IPython machinery). The kernel is the student's process: everything here can be replaced by
+the student's code, so nothing here decides a mark. It only has to serve honest notebooks well; the trusted
+checker reads its answers as untrusted data (`coursetools.answers`).
+
+A request (JSON) asks for one function to be called on a list of argument tuples, optionally while
+* `replace`: other global names of the notebook are bound to given source code (correct versions of the
+  functions the one under test may use, for one task only),
+* `memoize`: the global names listed remember their answers (so a slow search runs once per position),
+* `record`: calls of the global names listed are recorded (the boards `perfect_game` passed to `print_state`),
+* `count`: calls of the function through its own global name are counted (its recursion).
+Everything is put back before the answer is sent.
+"""
+import contextlib
+import io
+import json
+import math
+import sys
+import traceback
+
+TARGET = 'course_grader'
+FILENAME = '<course grader>'
+REFERENCE_FILENAME = '<course reference>'
+PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints
+MAX_NODES = 3_000_000               # values in one answer
+_PLAIN = (int, float, str, tuple, list, set, frozenset, dict)
+_MISSING = object()
+_memos = {}                         # (name, mode) -> (function, {arguments: answer})
+_shared = {}                        # name -> an object many calls of one test cell share
+_last_cell = [None]
+
+
+class Refused(Exception):
+    """A value that is not plain data (numbers, strings, and tuples, lists, sets or dicts of them)."""
+
+
+# --- plain data, as JSON ------------------------------------------------------------------------------------
+
+def encode(value, budget):
+    """`value` as JSON-ready data, with tuples, sets, dicts and non-finite floats tagged; numpy values become
+    their plain equivalents. Raises Refused for anything else."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise Refused('a value with more than %d parts' % MAX_NODES)
+    kind = type(value)
+    if value is None or kind is bool or kind is str or kind is int:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else {'float': repr(value)}
+    if kind is list:
+        return [item if type(item) is str else encode(item, budget) for item in value]
+    if kind is tuple:
+        return {'tuple': [item if type(item) is str else encode(item, budget) for item in value]}
+    if kind is set or kind is frozenset:
+        return {kind.__name__: [encode(item, budget) for item in value]}
+    if kind is dict:
+        return {'dict': [[encode(k, budget), encode(v, budget)] for k, v in value.items()]}
+    if kind.__module__.split('.')[0] == 'numpy' and hasattr(value, 'tolist'):
+        return encode(value.tolist(), budget)
+    for base in _PLAIN:
+        if issubclass(kind, base):
+            return {'subclass': kind.__name__, 'of': base.__name__, 'value': encode(_as_base(value, base), budget)}
+    raise Refused(kind.__name__)
+
+
+def _as_base(value, base):
+    """The value a subclass instance holds, read with the base type's own methods (not the subclass's)."""
+    if base is int:
+        return int.__int__(value)
+    if base is float:
+        return float.__float__(value)
+    if base is str:
+        return str.__str__(value)
+    if base is dict:
+        return dict(dict.items(value))
+    return base(base.__iter__(value))
+
+
+def decode(data):
+    """The arguments of a request: JSON with the tags `encode` writes."""
+    return json.loads(data, object_hook=_untag)
+
+
+def _untag(obj):
+    if len(obj) == 1:
+        (tag, items), = obj.items()
+        if tag == 'tuple':
+            return tuple(items)
+        if tag == 'set':
+            return set(items)
+        if tag == 'frozenset':
+            return frozenset(items)
+        if tag == 'dict':
+            return {_hashable(k): v for k, v in items}
+        if tag == 'float':
+            return float(items)
+        if tag == 'shared':
+            return _Shared(items)
+    return obj
+
+
+def _hashable(key):
+    return tuple(key) if isinstance(key, list) else key
+
+
+class _Shared:
+    """Stands for one object created in the kernel for a whole request (a dictionary many calls fill in)."""
+
+    def __init__(self, spec):
+        self.name, self.kind = spec
+
+
+# --- one request ----------------------------------------------------------------------------------------------
+
+def install():
+    """Register the comm target the grader opens (once per kernel)."""
+    from IPython import get_ipython
+    shell = get_ipython()
+
+    def opened(comm, open_message):
+        @comm.on_msg
+        def handle(message):
+            comm.send({'answer': answer(shell.user_ns, message['content']['data']['request'])})
+
+    shell.kernel.comm_manager.register_target(TARGET, opened)
+
+
+def answer(user_ns, request_text):
+    """Serve one request; the answer as JSON text."""
+    try:
+        reply = serve(user_ns, decode(request_text))
+    except KeyboardInterrupt:
+        reply = {'interrupted': True, 'results': []}
+    except BaseException as error:          # the request itself failed (the grader's fault or tampering)
+        reply = {'failed': '%s: %s' % (type(error).__name__, error)}
+    try:
+        reply['observed'] = observe()
+    except Exception:
+        pass
+    return json.dumps(reply, allow_nan=True)
+
+
+def serve(user_ns, request):
+    name = request['function']
+    function = user_ns.get(name, _MISSING)
+    if function is _MISSING:
+        return {'missing': name}
+    if not callable(function):
+        return {'not_callable': name, 'type': type(function).__name__}
+    if request.get('cell') != _last_cell[0]:
+        _last_cell[0] = request.get('cell')
+        _shared.clear()
+        for memoized in request.get('memoize', {}):
+            _clear_cache(user_ns.get(memoized))
+    shared = _shared
+    saved = {}
+    records = {record: [] for record in request.get('record', ())}
+    counter = [0]
+    try:
+        for replaced, source in request.get('replace', {}).items():
+            saved.setdefault(replaced, user_ns.get(replaced, _MISSING))
+            user_ns[replaced] = _compile_reference(replaced, source)
+        for memoized, mode in request.get('memoize', {}).items():
+            own = user_ns.get(memoized, _MISSING)
+            if callable(own):
+                saved.setdefault(memoized, own)
+                user_ns[memoized] = _memoizing(memoized, mode, own)
+        for recorded, calls in records.items():
+            own = user_ns.get(recorded, _MISSING)
+            if callable(own):
+                saved.setdefault(recorded, own)
+                user_ns[recorded] = _recording(own, calls)
+        if request.get('count'):
+            saved.setdefault(name, function)
+            user_ns[name] = _counting(user_ns[name], counter)
+        target = user_ns[name]
+        results = []
+        interrupted = False
+        printed = _Printed()
+        for arguments in request['calls']:
+            arguments = [_materialize(argument, shared) for argument in arguments]
+            counter[0] = 0
+            for calls in records.values():
+                calls.clear()
+            outcome = call(target, arguments, printed)
+            if outcome.pop('interrupted', False):
+                interrupted = True
+            if request.get('count'):
+                outcome['count'] = counter[0]
+            if records:
+                outcome['records'] = {recorded: list(calls) for recorded, calls in records.items()}
+            if request.get('sync'):
+                outcome['after'] = [_encode_or_none(argument) for argument in arguments]
+            results.append(outcome)
+            if interrupted:
+                break
+    finally:
+        for restored, value in saved.items():
+            if value is _MISSING:
+                user_ns.pop(restored, None)
+            else:
+                user_ns[restored] = value
+    reply = {'results': results, 'interrupted': interrupted}
+    if request.get('want_shared'):
+        reply['shared'] = {key: _encode_or_none(value) for key, value in shared.items()}
+    return reply
+
+
+def call(function, arguments, printed):
+    """Call the function once: {'value' | 'error' | 'refused', 'printed'}."""
+    outcome = {}
+    printed.start()
+    try:
+        with contextlib.redirect_stdout(printed):
+            result = function(*arguments)
+        outcome['value'] = result if result is None or type(result) in (int, str, bool) else \
+            encode(result, [MAX_NODES])
+    except Refused as refused:
+        outcome['refused'] = str(refused)
+    except KeyboardInterrupt:
+        outcome['interrupted'] = True
+        outcome['error'] = {'type': 'KeyboardInterrupt', 'message': '', 'traceback': ''}
+    except BaseException as error:
+        outcome['error'] = _described(error)
+    text = printed.text()
+    if text:
+        outcome['printed'] = text
+    return outcome
+
+
+def _described(error):
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if frame.filename not in (FILENAME, REFERENCE_FILENAME)]
+    lines = traceback.format_list(frames[-12:])
+    try:
+        message = str(error)
+    except BaseException:
+        message = '(the message could not be read)'
+    return {'type': type(error).__name__, 'message': message[:2000], 'traceback': ''.join(lines)[-6000:]}
+
+
+def _encode_or_none(value):
+    try:
+        return encode(value, [MAX_NODES])
+    except (Refused, RecursionError):
+        return None
+
+
+def _materialize(argument, shared):
+    if isinstance(argument, _Shared):
+        if argument.name not in shared:
+            shared[argument.name] = {'dict': dict, 'list': list, 'set': set}[argument.kind]()
+        return shared[argument.name]
+    return argument
+
+
+class _Printed(io.TextIOBase):
+    """stdout while the calls of a request run: what each call prints, up to PRINTED_LIMIT characters."""
+
+    def start(self):
+        self.parts, self.size, self.cut = [], 0, False
+
+    def write(self, text):
+        text = str(text)
+        room = PRINTED_LIMIT - self.size
+        if len(text) > room:
+            self.cut = True
+            text = text[:max(room, 0)]
+        self.size += len(text)
+        self.parts.append(text)
+        return len(text)
+
+    def writable(self):
+        return True
+
+    def text(self):
+        return ''.join(self.parts) + ('\n[output cut by the grader]\n' if self.cut else '')
+
+
+# --- what the student's code changed in the kernel, for the report ---------------------------------------------
+
+_SHELL_METHODS = ('run_cell', 'run_cell_async', '_run_cell', 'transform_cell', 'run_code', 'run_ast_nodes',
+                  'should_run_async', 'showtraceback', '_showtraceback', 'showsyntaxerror', 'user_expressions',
+                  'ex', 'ev')
+_KERNEL_METHODS = ('do_execute', 'execute_request', 'dispatch_shell', 'process_one', 'send_response')
+
+
+def observe():
+    """Changes a student's code made to the machinery that runs cells: replaced IPython or kernel methods, input
+    transformers, trace functions, custom exception handlers, attempts to import the course's modules. These
+    change nothing the grader decides; they are reported so that an instructor can look."""
+    found = []
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except Exception:
+        shell = None
+    if shell is not None:
+        if list(getattr(shell, 'input_transformers_post', ()) or ()):
+            found.append('installed input transformers (input_transformers_post)')
+        cleanup = [t for t in getattr(shell, 'input_transformers_cleanup', ()) or ()
+                   if not _ours(getattr(t, '__module__', None) or getattr(type(t), '__module__', ''))]
+        if cleanup:
+            found.append('installed input transformers (input_transformers_cleanup)')
+        for owner, names, label in ((shell, _SHELL_METHODS, 'IPython shell'),
+                                    (getattr(shell, 'kernel', None), _KERNEL_METHODS, 'kernel')):
+            if owner is None:
+                continue
+            replaced = [name for name in names
+                        if not _ours(_module_of(vars(owner).get(name, getattr(type(owner), name, None))))]
+            if replaced:
+                found.append('replaced %s methods (%s)' % (label, ', '.join(replaced)))
+        if getattr(shell, 'custom_exceptions', ()):
+            found.append('set a custom exception handler (set_custom_exc)')
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        found.append('set a trace or profile function (sys.settrace / sys.setprofile)')
+    if getattr(sys.excepthook, '__module__', 'sys') not in ('sys', None) and not _ours(sys.excepthook.__module__):
+        found.append('replaced sys.excepthook')
+    audit = sys.modules.get('_course_audit')
+    if audit is not None and getattr(audit, 'imports', None):
+        found.append('tried to import the course\'s modules (%s)' % ', '.join(sorted(set(audit.imports))[:5]))
+    return found
+
+
+def _module_of(function):
+    if function is None:
+        return 'IPython'
+    function = getattr(function, '__func__', function)
+    return getattr(function, '__module__', None) or ''
+
+
+def _ours(module):
+    return isinstance(module, str) and module.split('.')[0] in ('IPython', 'ipykernel', 'traitlets', 'jupyter_client',
+                                                                'comm', 'debugpy', 'builtins')
+
+
+# --- wrappers installed while a request runs ------------------------------------------------------------------
+
+def _compile_reference(name, source):
+    namespace = {'__name__': '_course_reference'}
+    exec(compile(source, REFERENCE_FILENAME, 'exec'), namespace)
+    return namespace[name]
+
+
+def _clear_cache(function):
+    clear = getattr(function, 'cache_clear', None)
+    if callable(clear):
+        try:
+            clear()
+        except Exception:
+            pass
+
+
+def _memoizing(name, mode, function):
+    kept = _memos.get((name, mode))
+    if kept is None or kept[0] is not function:
+        kept = _memos[name, mode] = (function, {})
+    cache = kept[1]
+
+    def remembering(*arguments):
+        key = _key(arguments)
+        if key is None:
+            return function(*arguments)
+        if key in cache:
+            return cache[key]
+        result = cache[key] = function(*arguments)
+        return result
+
+    remembering.__wrapped__ = function
+    remembering.__name__ = getattr(function, '__name__', name)
+    return remembering
+
+
+def _key(arguments):
+    try:
+        hash(arguments)
+        return arguments
+    except TypeError:
+        try:
+            key = _frozen(arguments)
+            hash(key)
+            return key
+        except (TypeError, RecursionError):
+            return None
+
+
+def _frozen(value):
+    """A hashable stand-in for a list or array argument; container types are part of it."""
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, tuple(_frozen(item) for item in value)
+    to_list = getattr(value, 'tolist', None)
+    if callable(to_list) and not isinstance(value, (str, bytes)):
+        return type(value).__name__, _frozen(to_list())
+    return value
+
+
+def _recording(function, calls):
+    def recorded(*arguments):
+        try:
+            calls.append([encode(argument, [10_000]) for argument in arguments])
+        except (Refused, RecursionError) as refused:
+            calls.append({'refused': str(refused)})
+        return function(*arguments)
+
+    recorded.__wrapped__ = function
+    return recorded
+
+
+def _counting(function, counter):
+    def counted(*arguments, **keywords):
+        counter[0] += 1
+        return function(*arguments, **keywords)
+
+    counted.__wrapped__ = function
+    return counted

@@ -1,0 +1,128 @@
+"""What crosses from a student's kernel to the trusted checker: plain data only, read with the checker's own types,
+so that no object of the student's can reach a comparison. The kernel's side (coursetools.kernel_agent) is run
+here as it runs in a kernel, on a namespace of student functions; the checker's side (coursetools.answers) reads
+its JSON."""
+import json
+import math
+
+import numpy
+import pytest
+
+from coursetools import analysis, answers, kernel_agent, oracle
+from coursetools.checks import alpha_beta, noughts_and_crosses
+
+
+def ask(namespace, function, calls, **options):
+    """One request served by the kernel's agent, read back by the checker."""
+    request = json.dumps({'function': function, 'calls': answers.encode_calls(calls), **options})
+    return answers.decode(kernel_agent.answer(namespace, request))
+
+
+def test_plain_values_cross_unchanged():
+    values = [None, True, 0, -1, 2 ** 80, 1.5, math.inf, -math.inf, 'x', '', (), ((' ', 'x', 'o'),) * 3,
+              [(0, 1), (2, 2)], {(1, 2), (0, 0)}, frozenset({'a'}), {(('x',),): (1, None), 'key': [1.0]}]
+    for value in values:
+        got = answers.decode(json.dumps(kernel_agent.encode(value, [1000])))
+        assert got == value and type(got) is type(value), value
+    nan = answers.decode(json.dumps(kernel_agent.encode(math.nan, [10])))
+    assert type(nan) is float and math.isnan(nan)
+
+
+def test_numpy_values_become_their_plain_equivalents():
+    namespace = {'moves': lambda state: list(zip(*numpy.where(numpy.array(state) == ' '))),
+                 'score': lambda state, player: (numpy.int64(1), (numpy.int64(0), numpy.int32(2)))}
+    reply = ask(namespace, 'moves', [(oracle.EMPTY_BOARD,)])
+    got = reply['results'][0]['value']
+    assert got == [(r, c) for r in range(3) for c in range(3)] and all(type(i) is int for move in got for i in move)
+    assert ask(namespace, 'score', [(oracle.EMPTY_BOARD, 'x')])['results'][0]['value'] == (1, (0, 2))
+
+
+def test_an_object_that_equals_everything_is_refused():
+    class Anything:
+        def __eq__(self, other):
+            return True
+        __hash__ = object.__hash__
+
+    namespace = {'score': lambda state, player: (Anything(), None), 'score_end': lambda state: Anything()}
+    for function, calls in (('score', [(oracle.EMPTY_BOARD, 'x')]), ('score_end', [(oracle.EMPTY_BOARD,)])):
+        result = ask(namespace, function, calls)['results'][0]
+        assert 'value' not in result and result['refused'] == 'Anything'
+
+
+def test_a_subclass_arrives_as_what_it_holds_with_honest_comparisons():
+    class Verdict(str):
+        def __eq__(self, other):
+            return True
+        __hash__ = str.__hash__
+
+    class Board(tuple):
+        def __eq__(self, other):
+            return True
+        __hash__ = tuple.__hash__
+
+    namespace = {'score_end': lambda state: Verdict('1'), 'play': lambda *args: Board((('?',) * 3,) * 3)}
+    verdict = ask(namespace, 'score_end', [(oracle.EMPTY_BOARD,)])['results'][0]['value']
+    assert type(verdict).__name__ == 'Verdict' and verdict != 1 and verdict == '1' and isinstance(verdict, str)
+    board = ask(namespace, 'play', [(oracle.EMPTY_BOARD, 0, 0, 'x')])['results'][0]['value']
+    assert type(board).__name__ == 'Board' and type(board) is not tuple
+    assert board != oracle.place(oracle.EMPTY_BOARD, 0, 0, 'x') and board == (('?',) * 3,) * 3
+
+
+def test_a_lying_iterator_is_read_with_the_base_type():
+    class Stuffed(list):
+        def __iter__(self):
+            return iter([(0, 0)])
+        def __len__(self):
+            return 1
+
+    value = ask({'moves': lambda state: Stuffed()}, 'moves', [(oracle.EMPTY_BOARD,)])['results'][0]['value']
+    assert list.__len__(value) == 0 and value == []
+
+
+@pytest.mark.parametrize('text', ['', '{', '[1, 2', '{"results": [{"value": {"tuple": 3}}]}',
+                                  '{"results": [{"value": {"subclass": "1x", "of": "tuple", "value": []}}]}',
+                                  '{"results": [{"value": {"subclass": "B", "of": "object", "value": 1}}]}',
+                                  '{"results": [{"value": {"dict": [[[1], 2]]}}]}', '[' * 100_000])
+def test_malformed_answers_are_refused(text):
+    with pytest.raises(answers.AnswerError):
+        reply = answers.decode(text)
+        if isinstance(reply, dict):
+            raise answers.AnswerError('decoded')
+
+
+def test_an_error_arrives_with_the_students_traceback_and_nothing_of_the_grader():
+    namespace = {}
+    exec(compile('def score_end(state):\n    return state[3]\n', '/tmp/ipykernel_1/cell.py', 'exec'), namespace)
+    result = ask(namespace, 'score_end', [(oracle.EMPTY_BOARD,)])['results'][0]
+    assert result['error']['type'] == 'IndexError'
+    assert 'cell.py' in result['error']['traceback'] and kernel_agent.FILENAME not in result['error']['traceback']
+    error = answers.student_error(result['error'])
+    assert type(error).__name__ == 'IndexError' and isinstance(error, answers.StudentError)
+
+
+def test_the_correct_functions_the_kernel_may_use_agree_with_the_oracle():
+    for name, source in alpha_beta.KERNEL_SOURCES.items():
+        namespace = {}
+        exec(compile(source, name, 'exec'), namespace)
+        function = namespace[name]
+        for board in oracle.reachable_positions():
+            for shape in (board, [list(row) for row in board], numpy.array(board)):
+                if name == 'score_end':
+                    assert function(shape) == oracle.outcome(board)
+                elif name == 'moves':
+                    assert function(shape) == oracle.empty_cells(board)
+                elif name == 'play' and oracle.empty_cells(board):
+                    assert function(shape, *oracle.empty_cells(board)[0], 'x') == oracle.place(
+                        board, *oracle.empty_cells(board)[0], 'x')
+                elif name == 'evaluate':
+                    assert math.isclose(function(shape), analysis.evaluation(board), abs_tol=1e-12)
+                elif name == 'lines':
+                    assert len(function(shape)) == 8
+    assert set(noughts_and_crosses.KERNEL_SOURCES) < set(alpha_beta.KERNEL_SOURCES)
+
+
+def test_only_what_a_task_needs_is_given_to_the_kernel():
+    given = {task: set(context.get('replace', ())) for task, context in noughts_and_crosses.KERNEL_CONTEXT.items()}
+    assert given == {'print_state': set(), 'score_end': {'moves'}, 'play': set(), 'moves': set(),
+                     'score': {'score_end', 'moves', 'play'}, 'perfect_game': set()}
+    assert 'score' not in noughts_and_crosses.KERNEL_SOURCES      # the minimax itself is never given

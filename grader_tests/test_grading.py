@@ -1,0 +1,177 @@
+"""Parallel autograding (coursetools.grading) gives the same marks as plain `nbgrader autograde`, cell for cell,
+whichever way its kernels start (forked, started ahead, cold), with or without its speed-ups, on a LocalCluster
+and on an existing Dask cluster, and reports a submission it cannot read without stopping."""
+import io
+import os
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import copy_course
+from coursetools import grading, pool, progress
+from test_demo_class import EXPECTED, TASKS
+
+ASSIGNMENT = 'noughts_and_crosses'
+
+
+def nbgrader(course, *args):
+    env = dict(os.environ, PATH=os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ.get('PATH', ''))
+    env.pop('COURSE_ROOT', None)
+    result = subprocess.run([sys.executable, '-m', 'nbgrader', *args], cwd=course, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+@pytest.fixture(scope='module')
+def released(tmp_path_factory):
+    """A copy of the course with the assignment generated (in its gradebook), not graded yet."""
+    course = copy_course(tmp_path_factory.mktemp('released') / 'course')
+    nbgrader(course, 'generate_assignment', ASSIGNMENT, '--force')
+    return course
+
+
+def grades(course):
+    """{(student, notebook, grade cell): (auto, manual, extra credit, needs manual grade)} and the comments."""
+    from nbgrader.api import Gradebook
+    out = {}
+    with Gradebook('sqlite:///' + str(course / 'gradebook.db')) as gb:
+        for sub in gb.find_assignment(ASSIGNMENT).submissions:
+            out[(sub.student_id, 'timestamp')] = str(sub.timestamp)
+            for nb in sub.notebooks:
+                out[(sub.student_id, nb.name, 'late penalty')] = nb.late_submission_penalty
+                for g in nb.grades:
+                    out[(sub.student_id, nb.name, g.name)] = (g.auto_score, g.manual_score, g.extra_credit,
+                                                              g.needs_manual_grade)
+                for c in nb.comments:
+                    out[(sub.student_id, nb.name, 'comment', c.name)] = c.auto_comment
+    return out
+
+
+def task_marks(course):
+    from coursetools import marks
+    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
+    return {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()}
+
+
+def outcomes(course, student):
+    """Per grade cell of the autograded notebook: the names of its errors."""
+    nb = nbformat.read(course / 'autograded' / student / ASSIGNMENT / f'{ASSIGNMENT}.ipynb', as_version=4)
+    return {cell.metadata.nbgrader['grade_id']: [o.get('ename') for o in cell.outputs if o.output_type == 'error']
+            for cell in nb.cells if cell.cell_type == 'code' and cell.metadata.get('nbgrader', {}).get('grade')}
+
+
+def autograde(course, monkeypatch, **options):
+    monkeypatch.chdir(course)
+    return grading.autograde(ASSIGNMENT, **options)
+
+
+def test_parallel_marks_are_identical_to_plain_nbgrader(released, tmp_path, monkeypatch):
+    plain = shutil.copytree(released, tmp_path / 'plain')
+    par = shutil.copytree(released, tmp_path / 'parallel')
+    nbgrader(plain, 'autograde', ASSIGNMENT, '--force')
+    log = io.StringIO()
+    report = autograde(par, monkeypatch, workers=2, stream=log)
+
+    assert report.failed == [], report.errors
+    assert sorted(report.graded) == sorted(EXPECTED)
+    assert report.workers == 2
+    assert {t['kernels'] for t in report.timings} == {'forked'}
+    expected, got = grades(plain), grades(par)
+    assert len(expected) > 14 * 12
+    assert got == expected                              # every grade cell, comment, timestamp, late penalty
+    assert task_marks(par) == EXPECTED
+    for student in EXPECTED:
+        assert outcomes(par, student) == outcomes(plain, student), student
+        folder = lambda c: sorted(p.name for p in (c / 'autograded' / student / ASSIGNMENT).iterdir())  # noqa: E731
+        assert folder(par) == folder(plain)
+    assert f'grading {len(EXPECTED)}/{len(EXPECTED)} 100%' in log.getvalue()   # plain progress lines (not a tty)
+
+
+@pytest.mark.parametrize('kernels', ['prestarted', 'cold'])
+def test_every_kernel_source_gives_the_same_marks(released, tmp_path, monkeypatch, kernels):
+    course = shutil.copytree(released, tmp_path / kernels)
+    students = ['ada', 'ben', 'eve', 'max']
+    report = autograde(course, monkeypatch, students=students, kernels=kernels, progress=False)
+    assert report.failed == []
+    assert {t['kernels'] for t in report.timings} == {kernels}
+    assert task_marks(course) == {s: EXPECTED[s] for s in students}
+
+
+def test_the_speed_ups_change_nothing_but_the_time(released, tmp_path, monkeypatch):
+    students = ['ada', 'dan', 'hal', 'max']
+    fast = shutil.copytree(released, tmp_path / 'fast')
+    slow = shutil.copytree(released, tmp_path / 'slow')
+    autograde(fast, monkeypatch, students=students, progress=False,
+              options=['--Grading.pooled_gradebook=True', '--Grading.cached_validation=True'])
+    autograde(slow, monkeypatch, students=students, progress=False,
+              options=['--Grading.pooled_gradebook=False', '--Grading.cached_validation=False'])
+    assert grades(fast) == grades(slow)
+    assert task_marks(fast) == {s: EXPECTED[s] for s in students}
+
+
+def test_external_cluster_by_scheduler_address(released, tmp_path, monkeypatch):
+    from distributed import Client, LocalCluster
+    course = shutil.copytree(released, tmp_path / 'course')
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        report = autograde(course, monkeypatch, scheduler=cluster.scheduler_address, students=['ada', 'ivy', 'max'],
+                           progress=False)
+        with Client(cluster.scheduler_address) as client:     # still up, and nothing left running on it
+            assert len(client.scheduler_info()['workers']) == 1
+            left = client.run(lambda: len(pool._SLOTS.all))
+            assert list(left.values()) == [0]          # no kernel, fork server or checker left on the worker
+    assert report.failed == []
+    assert task_marks(course) == {s: EXPECTED[s] for s in ('ada', 'ivy', 'max')}
+    assert sorted(p.name for p in (course / 'autograded').iterdir()) == ['ada', 'ivy', 'max']
+
+
+def test_unreadable_notebook_is_reported_and_the_others_are_graded(released, tmp_path, monkeypatch):
+    course = shutil.copytree(released, tmp_path / 'course')
+    for student in set(EXPECTED) - {'ada', 'eve', 'max'}:
+        shutil.rmtree(course / 'submitted' / student)
+    (course / 'submitted' / 'eve' / ASSIGNMENT / f'{ASSIGNMENT}.ipynb').write_text('{"cells": [')
+    with open(course / 'nbgrader_config.py', 'a') as f:     # the worker count comes from the config
+        f.write('\nc.Grading.workers = 1\n')
+    log = io.StringIO()
+    report = autograde(course, monkeypatch, stream=log, notes={'ada': ['repaired notebook: cells re-ordered']})
+
+    assert report.workers == 1
+    assert report.failed == ['eve']
+    assert any('unreadable' in note and f'{ASSIGNMENT}.ipynb' in note for note in report.notes['eve'])
+    assert report.notes['ada'] == ['repaired notebook: cells re-ordered']
+    lines = log.getvalue().splitlines()
+    assert any(line.startswith('eve: not a notebook / unreadable') for line in lines), lines
+    assert any(line.startswith('ada: repaired notebook') for line in lines), lines
+    got = task_marks(course)
+    assert got['ada'] == EXPECTED['ada'] and got['max'] == EXPECTED['max']
+    assert not (course / 'autograded' / 'eve' / ASSIGNMENT).exists()   # as nbgrader: a failed submission leaves nothing
+
+
+def test_progress_bar_plain_lines_and_status():
+    out = io.StringIO()
+    bar = progress.Progress(4, stream=out)
+    bar.advance()
+    bar.status('bob: timeout in cell score-moves')
+    bar.advance(3)
+    bar.close()
+    text = out.getvalue()
+    assert '\r' not in text                                    # not a tty: plain lines
+    assert 'bob: timeout in cell score-moves\n' in text
+    assert 'grading 4/4 100% ETA 0:00' in text
+
+
+def test_attention_notes_from_outputs():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('while True: pass', metadata={'nbgrader': {'grade_id': 'loop'}}, outputs=[
+            nbformat.v4.new_output('error', ename='CellTimeoutError', evalue='Cell did not finish within 180 s',
+                                   traceback=[])]),
+        nbformat.v4.new_code_cell('import os; os._exit(1)', outputs=[
+            nbformat.v4.new_output('error', ename='KernelDied', evalue='The kernel died', traceback=[])]),
+        nbformat.v4.new_code_cell('1/0', outputs=[
+            nbformat.v4.new_output('error', ename='ZeroDivisionError', evalue='', traceback=[])]),
+    ])
+    assert pool.attention_notes(nb) == ['timeout in cell loop: Cell did not finish within 180 s',
+                                        'kernel death in cell 2: The kernel died']

@@ -1,0 +1,51 @@
+"""The widget's stylesheet: a layout that wraps instead of clipping, and type big enough for a lecture hall.
+ipywidgets 8 renders both the old (widget-*) and some new (jupyter-widget-*) class names; both are matched."""
+
+CSS = """
+.nac-widget { --nac-text: 16px; font-size: var(--nac-text); }
+.nac-widget.nac-lecture { --nac-text: 20px; }
+.nac-widget .widget-box, .nac-widget .jupyter-widget-box { overflow: visible; }
+.nac-widget .nac-main { flex-flow: row wrap; align-items: flex-start; gap: 8px 24px; }
+.nac-widget .nac-play { flex: 0 1 300px; min-width: 0; max-width: 100%; }
+.nac-widget .nac-tree-panel { flex: 1 1 380px; min-width: 0; max-width: 100%; }
+.nac-widget .nac-buttons, .nac-widget .nac-toolbar { flex-flow: row wrap; align-items: center; gap: 4px 6px; }
+.nac-widget .nac-buttons .widget-button, .nac-widget .nac-side .widget-toggle-button,
+.nac-widget .nac-buttons .jupyter-button, .nac-widget .nac-side .jupyter-button {
+  flex: 0 0 auto; width: auto; max-width: 100%; overflow: visible; font-size: 15px; height: 32px; line-height: 32px;
+  padding: 0 9px; margin: 0 4px 0 0; }
+.nac-widget .nac-side .widget-toggle-buttons, .nac-widget .nac-side { flex-wrap: wrap; width: auto; max-width: 100%; }
+.nac-widget .widget-html > .widget-html-content, .nac-widget .jupyter-widget-html > .jupyter-widget-html-content {
+  white-space: normal; line-height: 1.35; font-size: var(--nac-text); }
+.nac-widget .widget-checkbox, .nac-widget .jupyter-widget-checkbox { width: auto; max-width: 100%; margin-right: 12px; }
+.nac-widget .widget-checkbox label, .nac-widget .widget-label, .nac-widget .widget-readout { font-size: 15px; }
+.nac-widget .widget-hslider, .nac-widget .jupyter-widget-hslider { width: 100%; max-width: 300px; min-width: 0; }
+.nac-widget .widget-hslider > .widget-label, .nac-widget .jupyter-widget-hslider > .jupyter-widget-label {
+  width: 80px; }
+.nac-widget .widget-hslider > .widget-readout { min-width: 36px; }
+.nac-widget .nac-board { margin: 4px 0 8px 0; padding: 1px; }
+.nac-widget .nac-cell { width: 100%; height: 100%; margin: 0; padding: 0; font-size: 36px; font-weight: bold;
+  line-height: 1; border: 1px solid #9a9a9a; }
+.nac-widget.nac-lecture .nac-cell { font-size: 44px; }
+.nac-widget .nac-turn { font-weight: bold; font-size: calc(var(--nac-text) + 2px); }
+.nac-widget .nac-detail { color: #555; min-height: 1.35em; }
+.nac-widget .nac-note .widget-html-content { color: #8a5a00; }
+.nac-widget .nac-error .widget-html-content { color: #c00000; }
+.nac-widget .nac-text pre { margin: 0; font-size: 15px; line-height: 1.15; }
+.nac-widget.nac-lecture .nac-secondary { display: none !important; }
+.nac-spinner { display: inline-block; width: 0.8em; height: 0.8em; border: 2px solid #999;
+  border-top-color: transparent; border-radius: 50%; animation: nac-spin 0.8s linear infinite;
+  vertical-align: -0.1em; margin-right: 0.4em; }
+@keyframes nac-spin { to { transform: rotate(360deg); } }
+.nac-tree-view { display: block; width: 100%; min-width: 0; }
+.nac-tree-view .nac-tree-picture svg { display: block; max-width: 100%; height: auto; }
+.nac-tree-view .nac-node { cursor: pointer; }
+.nac-tree-view .nac-node:hover .nac-frame { stroke: #111111; stroke-width: 4; }
+.nac-tree-view .nac-expand { cursor: pointer; text-decoration: underline; }
+.nac-tree-view .nac-tree-info { font-size: var(--nac-text, 16px); line-height: 1.35; min-height: 2.7em; color: #222;
+  border-top: 1px solid #dddddd; padding-top: 4px; }
+.nac-widget .nac-count-pair { display: flex; flex-wrap: wrap; gap: 6px 12px; margin-bottom: 4px; }
+.nac-widget .nac-count { flex: 1 1 170px; border: 1px solid #d0d0d0; border-radius: 6px; padding: 2px 10px; }
+.nac-widget .nac-count b { display: block; font-size: calc(var(--nac-text) + 8px); }
+.nac-widget .nac-swatch { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em;
+  border: 1px solid #777; margin: 0 0.25em 0 0.6em; }
+"""

@@ -1,0 +1,76 @@
+"""The tree half of the widget: builds the tree below the position shown, draws it for the view's width, font
+and focus, fills the count and best-play panels, and turns clicks in the picture into actions."""
+from .calls import FunctionError
+from .drawing import draw_tree, parse_path
+from .model import PositionGraph, build_tree
+from .panels import counts_html, pv_html, root_summary
+
+DEFAULT_WIDTH = 760
+
+
+class TreePanel:
+    """Owns the last tree and its drawing; ``play_path(path, root)`` is how a click on a board is played."""
+
+    def __init__(self, ui, call, worker, show_error, play_path):
+        self.ui, self.call, self.worker = ui, call, worker
+        self.show_error, self.play_path = show_error, play_path
+        self.graph = PositionGraph()
+        self.tree = self.drawing = None
+        self.focus = ((), ())    # (root state, path of moves) the lecturer expanded
+        ui.view.observe(lambda _change: self.redraw(), 'width')
+        ui.view.on_action(self._on_action)
+
+    def draw(self, state, player, cancel_check):
+        """Ask the functions for the tree below (state, player) and show it; then count its positions."""
+        self.call.cancel_check = cancel_check
+        try:
+            tree = build_tree(self.call, state, player, self.ui.depth.value)
+        finally:
+            self.call.cancel_check = None
+        cancel_check()
+        if self.focus[0] != state:
+            self.focus = (state, ())
+        self.tree = tree
+        self.redraw()
+        self.ui.view.hint = root_summary(tree)
+        self.ui.pv.value = pv_html(tree)
+        self.ui.counts.value = counts_html(tree, self.call.memoize)
+        if tree.errors:
+            self.show_error(tree.errors[0])
+        self.worker.submit(self.count, tree, background=True)
+
+    def count(self, tree):
+        """Fill in how many positions a plain and a memoized minimax visit below the tree's root (a background job)."""
+        self.call.cancel_check = self.worker.cancel_check(generation=self.worker.generation)
+        try:
+            tree.search = self.graph.counts(self.call, tree.root.state, tree.root.player)
+        except FunctionError as error:
+            tree.search = {'error': str(error)}
+        finally:
+            self.call.cancel_check = None
+        if tree is self.tree:
+            self.ui.counts.value = counts_html(tree, self.call.memoize)
+
+    def redraw(self):
+        """Draw the last tree again for the view's width, font and focus: no function is called."""
+        tree = self.tree
+        if tree is None:
+            return
+        focus = self.focus[1] if self.focus[0] == tree.root.state else ()
+        font = 20 if self.ui.lecture.value else 16
+        self.drawing = draw_tree(tree, self.ui.view.width or DEFAULT_WIDTH, focus, font)
+        self.ui.view.svg = self.drawing.svg
+
+    def _on_action(self, action, text):
+        tree = self.tree
+        try:
+            path = parse_path(text)
+        except ValueError:
+            return
+        if tree is None or tree.find(path) is None:
+            return
+        if action == 'focus':
+            self.focus = (tree.root.state, path)
+            self.redraw()
+        else:
+            self.play_path(path, root=tree.root.state)
