@@ -34,12 +34,20 @@ test: venv
 	$(BIN)/python -m pytest grader_tests
 
 ## make release: copy the widget package beside each notebook (as minimax_widget/) and regenerate release/ from
-## source/ (with a scratch gradebook, so that a class already graded does not block it).
+## source/ in the course's gradebook, so that `nbgrader autograde` can follow; only if that gradebook refuses (a
+## class already graded, whose cells changed) with a scratch gradebook instead, saying so.
 release: venv
-	db=$$(mktemp -d); for a in $(ASSIGNMENTS); do rm -rf source/$$a/minimax_widget source/$$a/minimax_widget.py; \
+	@for a in $(ASSIGNMENTS); do rm -rf source/$$a/minimax_widget source/$$a/minimax_widget.py; \
 	  cp -r coursetools/widget source/$$a/minimax_widget; rm -rf source/$$a/minimax_widget/__pycache__; \
-	  $(BIN)/python -m nbgrader generate_assignment $$a --force --db=sqlite:///$$db/release.db || exit 1; done; \
-	rm -rf $$db
+	  log=$$(mktemp); scratch=$$(mktemp -d); \
+	  if $(BIN)/python -m nbgrader generate_assignment $$a --force >$$log 2>&1; then cat $$log; \
+	  elif $(BIN)/python -m nbgrader generate_assignment $$a --force --db=sqlite:///$$scratch/release.db >$$scratch/log 2>&1; then \
+	    cat $$scratch/log; echo "make release: the course's gradebook refused $$a:"; \
+	    grep -E '^ *[A-Za-z.]*(Error|Exception):' $$log; \
+	    echo "make release: so release/$$a was generated with a scratch gradebook, and the course's gradebook keeps"; \
+	    echo "  the old cells of $$a: run \`make clean\` (deletes the gradebook and grading outputs) before grading it again."; \
+	  else cat $$log; rm -rf $$log $$scratch; exit 1; fi; \
+	  rm -rf $$log $$scratch; done
 
 ## make demo-class: rebuild submitted/ from the demo students' answers in demo_class/.
 demo-class: venv

@@ -1,5 +1,6 @@
 """nbgrader settings for the course. Read by every `nbgrader` command run from this folder and by `make grade`."""
 import os
+import sysconfig
 
 from coursetools.autograde import HideHiddenTests, SaveAutoGradesIgnoringStderr
 from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, GetGrades, IgnorePattern, LimitOutput
@@ -7,6 +8,11 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPrep
 from coursetools.execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
+
+# nbgrader runs `alembic` from PATH when it creates a gradebook: `.venv/bin/nbgrader` finds the one beside it.
+scripts = sysconfig.get_path('scripts')
+if scripts not in os.environ.get('PATH', '').split(os.pathsep):
+    os.environ['PATH'] = scripts + os.pathsep + os.environ.get('PATH', '')
 
 c.CourseDirectory.course_id = 'minimax'
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
