@@ -1,9 +1,13 @@
 """nbgrader settings for the course. Read by every `nbgrader` command run from this folder and by `make grade`."""
+import functools
 import os
 import sysconfig
 
-from coursetools.autograde import HideHiddenTests, SaveAutoGradesIgnoringStderr
-from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, GetGrades, IgnorePattern, LimitOutput
+from coursetools.autograde import (HideHiddenTests, ResolveDuplicateGradeIds, RestoreHiddenTests,
+                                   SaveAutoGradesIgnoringStderr)
+from coursetools.repair import grade_renamed_notebooks
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, GetGrades,
+                                    IgnorePattern, LimitOutput, OverwriteKernelspec)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from coursetools.execute import SandboxedExecute
 
@@ -22,6 +26,19 @@ c.CourseDirectory.ignore = ['.ipynb_checkpoints', '*.pyc', '__pycache__', 'feedb
 
 # Deleted test cells are put back, so a missing test costs nothing more than that test's marks.
 c.OverwriteCells.add_missing_cells = True
+
+# Wherever nbgrader autogrades with this file (plain commands, formgrader), submissions are repaired as `make grade`
+# repairs its staged copies (docs/nbgrader.md): a renamed notebook is graded from a copy written beside it,
+# duplicated cells are resolved, and the hidden tests of released test cells are put back without a warning.
+c.Autograde.pre_convert_hook = functools.partial(grade_renamed_notebooks, c.CourseDirectory.root)
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    ResolveDuplicateGradeIds,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    RestoreHiddenTests,
+    CheckCellMetadata,
+]
 
 # Every notebook runs in a bubblewrap sandbox (docs/sandbox.md). To grade without it, on a machine where it
 # cannot start, set c.SandboxedExecute.sandbox = False or COURSE_GRADE_UNSANDBOXED=1 (documented in README).

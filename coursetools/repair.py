@@ -12,12 +12,21 @@
 
 Deleted, edited and retyped test cells are put back by nbgrader itself (OverwriteCells, configured in
 nbgrader_config.py). Each student gets a list of notes for the report.
+
+Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the same repairs happen inside nbgrader:
+`grade_renamed_notebooks` (its `Autograde.pre_convert_hook`) writes a renamed notebook's gradable copy beside the
+student's file, and `coursetools.autograde.ResolveDuplicateGradeIds` resolves duplicated cells while sanitizing.
 """
 import json
+import os
 import pathlib
 import shutil
 
 import nbformat
+from traitlets.log import get_logger
+
+#: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
+COPY_KEY = 'coursetools'
 
 
 def notebook_names(course, assignment):
@@ -27,7 +36,7 @@ def notebook_names(course, assignment):
 def find_notebook(folder, name, expected_names):
     """The file to grade as `name`: itself, or the only other notebook in the folder. (path, note)."""
     exact = folder / name
-    if exact.exists():
+    if exact.exists() and not copy_of(exact):
         return exact, None
     others = sorted(p for p in folder.glob('*.ipynb') if p.name not in expected_names)
     stem = pathlib.Path(name).stem
@@ -38,6 +47,20 @@ def find_notebook(folder, name, expected_names):
     if candidates:
         return None, f'no {name!r}, and several other notebooks ({", ".join(p.name for p in candidates)}): not graded'
     return None, f'no notebook submitted (expected {name!r})'
+
+
+def copy_of(path):
+    """The name of the student's notebook that `path` is the grader's copy of, if it is one and that notebook is
+    still beside it; else None. Such a copy is set aside, so the student's own file is graded afresh."""
+    try:
+        raw = path.read_bytes()
+        original = json.loads(raw)['metadata'][COPY_KEY]['graded_copy_of'] if b'graded_copy_of' in raw else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if isinstance(original, str) and os.path.basename(original) == original != path.name \
+            and (path.parent / original).is_file():
+        return original
+    return None
 
 
 def read_notebook(path):
@@ -140,3 +163,50 @@ def stage(course, assignment, staging):
             nbformat.write(nb, target / name)
         report[student_folder.name] = notes
     return report
+
+
+def grade_renamed_notebooks(course, assignment=None, student=None, notebooks=None):
+    """nbgrader's `Autograde.pre_convert_hook`, bound to the course root in nbgrader_config.py.
+
+    nbgrader grades only notebooks named as in the gradebook, so a notebook saved under another name (the only
+    candidate, as `find_notebook` decides for `make grade`) gets a gradable copy under the expected name, written
+    beside the student's file, which stays as it was; `notebooks`, the converter's own list, then names the copy.
+    Nothing is written when every notebook has its name (`make grade` grades staged copies that do).
+    """
+    if not notebooks:
+        return
+    log = get_logger()
+    folder = os.path.dirname(notebooks[0])
+    try:
+        _grade_renamed_notebooks(pathlib.Path(course), folder, notebooks, log)
+    except Exception:
+        log.warning('Could not look for renamed notebooks in %s', folder, exc_info=True)
+
+
+def _grade_renamed_notebooks(course, listed_folder, notebooks, log):
+    """`grade_renamed_notebooks` for the submission folder that nbgrader lists as `listed_folder`."""
+    folder = pathlib.Path(listed_folder)
+    names = notebook_names(course, folder.name)
+    for name in names:
+        target = folder / name
+        path, note = find_notebook(folder, name, names)
+        if path == target:
+            continue
+        notebooks[:] = [p for p in notebooks if os.path.basename(p) not in (name, getattr(path, 'name', None))]
+        if path is None:
+            if target.exists():
+                log.warning('%s: %s; the copy %s that the grader wrote earlier is not graded either',
+                            folder.parent.name, note, target.name)
+            continue
+        nb, notes = read_notebook(path)
+        if nb is None:
+            log.warning('%s: %s', folder.parent.name, '; '.join(notes))
+            continue
+        nb.metadata[COPY_KEY] = {'graded_copy_of': path.name}
+        text = nbformat.writes(nb)
+        if not target.exists() or target.read_text() != text:
+            target.write_text(text)
+        notebooks[:] = sorted(notebooks + [os.path.join(listed_folder, name)])
+        shown = target.relative_to(course) if target.is_relative_to(course) else target
+        log.warning('%s: %s, from a copy that the grader wrote beside it: %s (the student\'s file is unchanged)%s',
+                    folder.parent.name, note, shown, ''.join(f'; {n}' for n in notes))
