@@ -1,10 +1,16 @@
-"""Changes to nbgrader's autograding steps, plugged in through nbgrader_config.py."""
+"""Changes to nbgrader's autograding and feedback steps, plugged in through nbgrader_config.py."""
+import re
+
+from nbconvert.utils.base import NbConvertBase
 from nbformat.v4 import new_code_cell
 from nbgrader.api import MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
+from traitlets import List
 
 from coursetools import repair
+
+ANSI_CODE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 
 
 def is_stderr(output):
@@ -77,19 +83,51 @@ class RestoreHiddenTests(OverwriteCells):
 
 
 class HideHiddenTests(ClearHiddenTests):
-    """For feedback: show each check's name and failure message, never the code of hidden tests.
+    """For feedback: show each check's name, failure message and the student's own traceback, never hidden tests.
 
     nbgrader's feedback shows the autograded notebook, hidden test code included (its issue #917). Here the
-    hidden regions are removed from test cells, and their tracebacks (which quote hidden code and the checks'
-    source) are cut down to the error's name and message.
+    hidden regions are removed from test cells, and from their tracebacks every line that quotes a hidden-test
+    line of the cell and every entry that mentions the course package (where the hidden checks live).
     """
 
     enforce_metadata = False
+    # nbgrader's preprocessor base class hides nbconvert's configurable trait of this name, so the HTML exporter's
+    # setting of it made traitlets warn "Config option `display_data_priority` not recognized". Unused here.
+    display_data_priority = List(NbConvertBase.display_data_priority.default_value).tag(config=True)
 
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == 'code' and cell.metadata.get('nbgrader', {}).get('grade'):
-            self._remove_hidden_test_region(cell)
+            hidden = self.hidden_lines(cell.source)
+            cell, resources = super().preprocess_cell(cell, resources, cell_index)
             for output in cell.get('outputs', []):
                 if output.get('output_type') == 'error':
-                    output.traceback = [f'{output.ename}: {output.evalue}']
+                    output.traceback = visible_traceback(output.get('traceback', []), hidden) or [
+                        f'{output.ename}: {output.evalue}']
         return cell, resources
+
+    def hidden_lines(self, source):
+        """The lines of the hidden-test regions of `source` (delimiters included) that say anything."""
+        lines, inside = set(), False
+        for line in source.splitlines():
+            inside = inside or self.begin_test_delimeter in line
+            if inside and any(character.isalnum() for character in line):
+                lines.add(line.strip())
+            inside = inside and self.end_test_delimeter not in line
+        return lines
+
+
+def visible_traceback(traceback, hidden_lines):
+    """`traceback` without entries that mention `coursetools` and without lines that quote a hidden line."""
+    visible = []
+    for entry in traceback:
+        if 'coursetools' in entry:
+            continue
+        lines = [line for line in entry.split('\n') if not quotes_any(line, hidden_lines)]
+        if any(line.strip() for line in lines):
+            visible.append('\n'.join(lines))
+    return visible
+
+
+def quotes_any(line, hidden_lines):
+    text = ANSI_CODE.sub('', line).strip()
+    return any(text.endswith(hidden) for hidden in hidden_lines)
