@@ -66,4 +66,4 @@ benchmark: venv
 	$(BIN)/python benchmarks/grading_benchmark.py --students 40
 
 clean:
-	rm -rf autograded feedback gradebook.db grades.csv reports
+	rm -rf autograded feedback gradebook.db grades.csv reports .grading
