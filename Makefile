@@ -65,5 +65,8 @@ benchmark: venv
 	$(BIN)/python benchmarks/sandbox_overhead.py
 	$(BIN)/python benchmarks/grading_benchmark.py --students 40
 
+## make clean: delete the gradebook and every grading output (autograded/ keeps its README).
 clean:
-	rm -rf autograded feedback gradebook.db grades.csv reports .grading
+	rm -rf feedback gradebook.db grades.csv grades.csv.partial autograde.log reports .grading
+	if [ -d autograded ]; then find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +; \
+	  rmdir autograded 2>/dev/null || true; fi

@@ -74,21 +74,23 @@ def decode(text):
         raise AnswerError(f'the answer could not be read ({type(error).__name__}: {error})') from None
 
 
-_TAGS = ('tuple', 'set', 'frozenset', 'dict', 'float')
+_TAGS = {'t': tuple, 's': set, 'fs': frozenset, 'd': dict, 'f': float, 'g': tuple}
 
 
 def _untag(obj):
     if len(obj) == 1 and next(iter(obj)) in _TAGS:
         (tag, items), = obj.items()
-        if tag in ('tuple', 'set', 'frozenset') and type(items) is list:
-            return _BASES[tag](items)
-        if tag == 'dict' and type(items) is list and all(type(pair) is list and len(pair) == 2 for pair in items):
+        if tag in ('t', 's', 'fs') and type(items) is list:
+            return _TAGS[tag](items)
+        if tag == 'd' and type(items) is list and all(type(pair) is list and len(pair) == 2 for pair in items):
             return {_hashable(key): value for key, value in items}
-        if tag == 'float' and items in ('inf', '-inf', 'nan'):
+        if tag == 'f' and items in ('inf', '-inf', 'nan'):
             return float(items)
-        raise ValueError(f'a malformed {tag}')
-    if len(obj) == 3 and set(obj) == {'subclass', 'of', 'value'}:
-        return _subclass_instance(obj['subclass'], obj['of'], obj['value'])
+        if tag == 'g' and type(items) is list and items and all(type(row) is str for row in items):
+            return tuple(tuple(row) for row in items)
+        raise ValueError(f'a malformed value ({tag})')
+    if len(obj) == 3 and set(obj) == {'sub', 'of', 'v'}:
+        return _subclass_instance(obj['sub'], obj['of'], obj['v'])
     return obj
 
 

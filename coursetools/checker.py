@@ -251,7 +251,10 @@ class Session:
             raise answers.KernelGone('CellTimeoutError', 'interrupted')
         return outcomes
 
-    def _outcome(self, name, result):
+    def _outcome(self, name, entry):
+        if not (isinstance(entry, dict) and len(entry) == 1 and '!' in entry):
+            return Outcome(value=entry)
+        result = entry['!']
         if not isinstance(result, dict):
             raise answers.AnswerError('a result that is not a record')
         printed = result.get('printed') if isinstance(result.get('printed'), str) else ''

@@ -51,21 +51,35 @@ def encode(value, budget):
     if value is None or kind is bool or kind is str or kind is int:
         return value
     if kind is float:
-        return value if math.isfinite(value) else {'float': repr(value)}
+        return value if math.isfinite(value) else {'f': repr(value)}
     if kind is list:
         return [item if type(item) is str else encode(item, budget) for item in value]
     if kind is tuple:
-        return {'tuple': [item if type(item) is str else encode(item, budget) for item in value]}
+        grid = _grid(value)
+        if grid is not None:
+            return {'g': grid}
+        return {'t': [item if type(item) is str else encode(item, budget) for item in value]}
     if kind is set or kind is frozenset:
-        return {kind.__name__: [encode(item, budget) for item in value]}
+        return {'s' if kind is set else 'fs': [encode(item, budget) for item in value]}
     if kind is dict:
-        return {'dict': [[encode(k, budget), encode(v, budget)] for k, v in value.items()]}
+        return {'d': [[encode(k, budget), encode(v, budget)] for k, v in value.items()]}
     if kind.__module__.split('.')[0] == 'numpy' and hasattr(value, 'tolist'):
         return encode(value.tolist(), budget)
     for base in _PLAIN:
         if issubclass(kind, base):
-            return {'subclass': kind.__name__, 'of': base.__name__, 'value': encode(_as_base(value, base), budget)}
+            return {'sub': kind.__name__, 'of': base.__name__, 'v': encode(_as_base(value, base), budget)}
     raise Refused(kind.__name__)
+
+
+def _grid(value):
+    """A tuple of tuples of one-character strings (a board) as a list of strings, one per row; else None.
+    The common case in both directions, and five times shorter than the general form."""
+    rows = []
+    for row in value:
+        if type(row) is not tuple or not all(type(cell) is str and len(cell) == 1 for cell in row):
+            return None
+        rows.append(''.join(row))
+    return rows if rows else None
 
 
 def _as_base(value, base):
@@ -89,15 +103,17 @@ def decode(data):
 def _untag(obj):
     if len(obj) == 1:
         (tag, items), = obj.items()
-        if tag == 'tuple':
+        if tag == 't':
             return tuple(items)
-        if tag == 'set':
+        if tag == 'g':
+            return tuple(tuple(row) for row in items)
+        if tag == 's':
             return set(items)
-        if tag == 'frozenset':
+        if tag == 'fs':
             return frozenset(items)
-        if tag == 'dict':
+        if tag == 'd':
             return {_hashable(k): v for k, v in items}
-        if tag == 'float':
+        if tag == 'f':
             return float(items)
         if tag == 'shared':
             return _Shared(items)
@@ -146,6 +162,8 @@ def answer(user_ns, request_text):
 
 
 def serve(user_ns, request):
+    """Call the function on each argument tuple. The reply's `results` hold, per call, the encoded value, or
+    {'!': outcome} when there is more to say (an error, a refusal, printed text, a count, records)."""
     name = request['function']
     function = user_ns.get(name, _MISSING)
     if function is _MISSING:
@@ -196,7 +214,7 @@ def serve(user_ns, request):
                 outcome['records'] = {recorded: list(calls) for recorded, calls in records.items()}
             if request.get('sync'):
                 outcome['after'] = [_encode_or_none(argument) for argument in arguments]
-            results.append(outcome)
+            results.append(outcome['value'] if len(outcome) == 1 and 'value' in outcome else {'!': outcome})
             if interrupted:
                 break
     finally:

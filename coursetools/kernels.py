@@ -117,6 +117,10 @@ class ColdKernels:
     def close(self) -> None:
         """The end of a grading run."""
 
+    async def aclose(self) -> None:
+        """The end of a grading run, from the event loop the kernels were started in."""
+        self.close()
+
 
 class ForkedKernels(ColdKernels):
     """Kernels forked from one warm fork server; one notebook at a time. If a kernel takes the server down,
@@ -240,6 +244,21 @@ class PrestartedKernels(ColdKernels):
             ready, self.ready = self.ready, None
             return ready[1:]
         return None
+
+    async def aclose(self):
+        """Stop the kernel started ahead for a next notebook that will not come."""
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return
+        try:
+            place, km, kc = await spare
+        except BaseException:
+            return
+        kc.stop_channels()
+        try:
+            await km.shutdown_kernel(now=True)
+        finally:
+            await ColdKernels.finish(self, place)
 
     def close(self):
         spare, self.spare = self.spare, None

@@ -44,6 +44,8 @@ import unicodedata
 import zipfile
 import zoneinfo
 
+from coursetools.course import Course
+
 TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S.%f UTC'
 MAX_FILE_BYTES = 100 * 1024 ** 2
 SYSTEM_FILES = {'.ds_store', 'thumbs.db', 'desktop.ini'}
@@ -309,14 +311,10 @@ def _digest(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def course_root():
-    return pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
-
-
 def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, timezone='UTC', dry_run=False,
                max_bytes=MAX_FILE_BYTES):
     """Import an LMS zip into <course>/submitted/; returns an ImportSummary (print its .format())."""
-    course = pathlib.Path(course or course_root()).resolve()
+    course = pathlib.Path(course).resolve() if course else Course.at().root
     try:
         zone = zoneinfo.ZoneInfo(timezone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -441,14 +439,14 @@ def main(argv=None):
     parser.add_argument('--assignment', help='assignment id (default: the only assignment in source/, or the one '
                                              'whose id begins the name of every notebook in the zip)')
     parser.add_argument('--mapping', help='CSV file with columns lms_name,student_id')
-    parser.add_argument('--course', help='course folder (default: $COURSE_ROOT or this checkout)')
+    parser.add_argument('--course', help='course folder (default: the current folder)')
     parser.add_argument('--replace', action='store_true',
                         help='replace an existing different submission even when the zip\'s is not newer')
     parser.add_argument('--timezone', default='UTC',
                         help='time zone of the times in the zip (the LMS server\'s; default UTC)')
     parser.add_argument('--dry-run', action='store_true', help='only report what would be imported')
     args = parser.parse_args(argv)
-    course = pathlib.Path(args.course).resolve() if args.course else course_root()
+    course = pathlib.Path(args.course).resolve() if args.course else Course.at().root
     assignment = args.assignment
     try:
         if not assignment:

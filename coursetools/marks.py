@@ -39,6 +39,26 @@ def marks_by_cell(db_url, assignment, student):
         return {grade.cell.name: grade.score for notebook in submission.notebooks for grade in notebook.grades}
 
 
+def scores_by_cell(db_url, assignment):
+    """(notebooks, {grade_id: max}, {student: {grade_id: score}}, {student: seconds late})."""
+    cells, scores, late = {}, {}, {}
+    with Gradebook(db_url) as gradebook:
+        found = gradebook.find_assignment(assignment)
+        notebooks = [notebook.name for notebook in found.notebooks]
+        for notebook in found.notebooks:
+            for cell in notebook.grade_cells:
+                cells[cell.name] = cell.max_score
+        for student in sorted(s.id for s in gradebook.students):
+            try:
+                submission = gradebook.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            scores[student] = {grade.cell.name: grade.score for notebook in submission.notebooks
+                               for grade in notebook.grades if grade.cell.name in cells}
+            late[student] = submission.total_seconds_late or 0
+    return notebooks, cells, scores, late
+
+
 def record_zero(db_url, assignment, students, staging):
     """Give students without a gradable notebook a submission scored 0, as nbgrader does for a missing one."""
     with Gradebook(db_url) as gradebook:

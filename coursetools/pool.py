@@ -173,7 +173,9 @@ class Slot:
 
     def close(self) -> None:
         try:
-            self.executor.kernel_source.close()
+            asyncio.run_coroutine_threadsafe(self.executor.kernel_source.aclose(), self.loop).result(60)
+        except Exception as error:
+            log.warning('could not stop a grading slot\'s kernels: %s', error)
         finally:
             self.checker.close()
             self.loop.call_soon_threadsafe(self.loop.stop)

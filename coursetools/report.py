@@ -20,21 +20,18 @@ import datetime
 import html
 import io
 import json
-import os
 import pathlib
 import re
 
 from matplotlib.figure import Figure
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 
 from coursetools import marks
+from coursetools.course import ATTENTION_ERRORS, Course
 
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 PROBLEM_ERRORS = {'KernelDied': 'the kernel died', 'CellTimeoutError': 'a cell timed out'}
-
-
-def course_root():
-    return pathlib.Path(os.environ.get('COURSE_ROOT', pathlib.Path(__file__).resolve().parent.parent)).resolve()
+assert set(PROBLEM_ERRORS) == set(ATTENTION_ERRORS)
 
 
 def first_line(text, limit=200):
@@ -50,26 +47,6 @@ def error_message(output):
 
 
 # ---------------------------------------------------------------------------------------------------- gathering
-
-def read_gradebook(db_url, assignment):
-    """(notebooks, {grade_id: max}, {student: {grade_id: score}}, {student: seconds late})."""
-    cells, scores, late = {}, {}, {}
-    with Gradebook(db_url) as gradebook:
-        found = gradebook.find_assignment(assignment)
-        notebooks = [notebook.name for notebook in found.notebooks]
-        for notebook in found.notebooks:
-            for cell in notebook.grade_cells:
-                cells[cell.name] = cell.max_score
-        for student in sorted(s.id for s in gradebook.students):
-            try:
-                submission = gradebook.find_submission(assignment, student)
-            except MissingEntry:
-                continue
-            scores[student] = {grade.cell.name: grade.score for notebook in submission.notebooks
-                               for grade in notebook.grades if grade.cell.name in cells}
-            late[student] = submission.total_seconds_late or 0
-    return notebooks, cells, scores, late
-
 
 def read_autograded(path):
     """({grade_id: [error outputs]}, [(cell label, ename) of kernel deaths and timeouts], [the grader's notes])
@@ -107,7 +84,7 @@ def read_status(path):
 def gather(course, assignment, db_url):
     """Everything the page shows, as plain data (the tests and other tools may use it too)."""
     course = pathlib.Path(course)
-    notebooks, cells, scores, late = read_gradebook(db_url, assignment)
+    notebooks, cells, scores, late = marks.scores_by_cell(db_url, assignment)
     table, maxima = marks.marks_by_task(db_url, assignment)
     problems = collections.defaultdict(list)
     failures = collections.defaultdict(dict)   # grade_id: {student: message}
@@ -301,14 +278,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--assignment', action='append', help='assignment id (default: every one in source/)')
     parser.add_argument('--db', help='gradebook URL (default: gradebook.db in the course folder)')
-    parser.add_argument('--course', help='course folder (default: $COURSE_ROOT or this checkout)')
+    parser.add_argument('--course', help='course folder (default: the current folder)')
     args = parser.parse_args(argv)
-    course = pathlib.Path(args.course).resolve() if args.course else course_root()
-    assignments = args.assignment or sorted(p.name for p in (course / 'source').glob('*')
-                                            if (p / f'{p.name}.ipynb').exists())
-    for assignment in assignments:
+    course = Course(pathlib.Path(args.course).resolve()) if args.course else Course.at()
+    for assignment in args.assignment or course.assignments():
         try:
-            print(f'Report: {write_report(course, assignment, args.db)}')
+            print(f'Report: {write_report(course.root, assignment, args.db)}')
         except MissingEntry:
             if args.assignment:
                 raise SystemExit(f'{assignment} is not in the gradebook: grade it first (make grade)')

@@ -27,7 +27,7 @@ DATABASE = 'gradebook'
 
 
 class PostgresUnavailable(RuntimeError):
-    """No PostgreSQL server binaries on this machine (the only reason the tests may skip)."""
+    """No PostgreSQL server binaries on this machine (`make test` installs them)."""
 
 
 def find_bin_dir():

@@ -67,7 +67,7 @@ def test_print_state_is_lenient_on_blank_lines_and_trailing_spaces_only():
 
 
 def test_moves_accepts_numpy_integers_and_any_order_but_not_a_set():
-    numpy = pytest.importorskip('numpy')
+    import numpy
     hidden.moves_empty_cells(lambda s: [tuple(numpy.int64(i) for i in m) for m in reversed(oracle.empty_cells(s))])
     with pytest.raises(AssertionError, match='must return a list'):
         hidden.moves_empty_cells(lambda s: set(oracle.empty_cells(s)))
@@ -167,3 +167,52 @@ def test_perfect_game_reading_rejects_o_first_and_needs_an_announcement(referenc
         hidden.perfect_game_result(silent, 0)
     with pytest.raises(AssertionError, match='should return 0'):
         hidden.perfect_game_result(text, None)
+
+
+def demo_student(name):
+    """A demo student's functions, from demo_class/noughts_and_crosses/<name>.py."""
+    from coursetools import democlass
+    from conftest import ROOT
+    namespace = {'EMPTY_BOARD': oracle.EMPTY_BOARD}
+    preamble, answers = democlass.read_answers(ROOT / 'demo_class' / 'noughts_and_crosses' / f'{name}.py')
+    exec(preamble, namespace)
+    for source in answers.values():
+        exec(source, namespace)
+    return namespace
+
+
+def test_the_sample_for_score_has_positions_at_every_depth():
+    depths = {9 - len(oracle.empty_cells(board)) for board in hidden.unfinished_sample()}
+    assert depths == set(range(1, 9))
+    assert all(oracle.outcome(board) is None for board in hidden.unfinished_sample())
+
+
+def test_a_bug_only_in_the_first_moves_is_caught():
+    oli = demo_student('oli')             # an opening book that loses after a corner: wrong only with one mark
+    hidden.score_values(oli['score'])     # every position with one mark is a draw: the values are right
+    with pytest.raises(AssertionError, match=r"score\(board, 'o'\) chose the move \(2, 2\)"):
+        hidden.score_moves(oli['score'])
+
+
+def test_messages_point_at_the_bug():
+    def every_move_loses_gives_none(state, player):
+        value = oracle.value(state, player)
+        if {1: 'o', -1: 'x'}.get(value) == player:
+            return value, None
+        return value, (oracle.optimal_moves(state, player) or [None])[0]
+
+    with pytest.raises(AssertionError, match='Every move loses for . here'):
+        hidden.score_moves(every_move_loses_gives_none)
+
+    def gives_up_on_won_boards(state):
+        return [] if oracle.outcome(state) is not None else oracle.empty_cells(state)
+
+    with pytest.raises(AssertionError, match='someone has already won on this board, but moves must still list'):
+        hidden.moves_empty_cells(gives_up_on_won_boards)
+
+    def from_the_player_to_move(state, player):
+        value = oracle.value(state, player)
+        return (value if player == 'x' else -value), (oracle.optimal_moves(state, player) or [None])[0]
+
+    with pytest.raises(AssertionError, match='The sign is the wrong way round'):
+        hidden.score_values(from_the_player_to_move)

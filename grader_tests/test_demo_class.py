@@ -14,7 +14,7 @@ TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
 EXPECTED = {
     'ada': (1, 3, 2, 1, 3, 2),   # correct, plain minimax
     'ben': (1, 3, 2, 1, 3, 2),   # correct but slow (numpy boards, deep copies)
-    'cat': (0, 3, 2, 1, 3, 1),   # separator lines in print_state; so the game's boards cannot be read
+    'cat': (0, 3, 2, 1, 3, 2),   # separator lines in print_state (the game is judged by the boards it was given)
     'dan': (1, 2, 2, 1, 3, 1),   # no diagonals; isolated in task 5, but his own game goes wrong
     'eve': (1, 2, 2, 1, 3, 1),   # 0 instead of None; her game stops at once, yet returns 0 and says draw
     'fay': (1, 3, 1, 1, 3, 1),   # play returns lists; her own score_end then misses row wins
@@ -26,6 +26,8 @@ EXPECTED = {
     'lee': (1, 3, 2, 1, 3, 1),   # o moves first
     'max': (0, 0, 0, 0, 0, 0),   # submitted the release untouched
     'nia': (1, 3, 2, 1, 3, 2),   # correct; warns and writes to stderr
+    'oli': (1, 3, 2, 1, 2, 2),   # an opening book that is wrong only in positions with one mark
+    'pat': (1, 3, 2, 1, 3, 2),   # correct, the slowest: numpy, and a search the grader cannot memoize
 }
 
 
@@ -104,7 +106,7 @@ def test_outputs_of_grading(graded_class):
     with open(course / 'grades.csv') as handle:
         rows = [row for row in csv.DictReader(handle) if row['assignment'] == 'noughts_and_crosses']
     assert {row['student_id'] for row in rows} == set(EXPECTED)
-    assert {row['student_id']: float(row['score']) for row in rows}['cat'] == 10
+    assert {row['student_id']: float(row['score']) for row in rows}['cat'] == 11
     for student in EXPECTED:
         assert (course / 'feedback' / student / 'noughts_and_crosses' / 'noughts_and_crosses.html').exists()
 
@@ -144,3 +146,22 @@ def test_sequential_grading_gives_the_same_marks(tmp_path):
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
     assert {s: tuple(int(row[t]) for t in TASKS) for s, row in table.items()} == {
         s: EXPECTED[s] for s in ('ada', 'dan', 'max')}
+
+
+def test_an_assignment_without_submissions_does_not_stop_the_others(tmp_path):
+    course = copy_course(tmp_path / 'first-week', students=['ada'])
+    shutil.rmtree(course / 'submitted' / 'ada' / 'alpha_beta')         # nobody has handed in the second workbook
+    result = run_grade(course)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert sum('No submissions yet for alpha_beta' in line for line in result.stdout.splitlines()) == 1
+    assert (course / 'grades.csv').exists() and (course / 'reports' / 'noughts_and_crosses.html').exists()
+    assert not (course / 'reports' / 'alpha_beta.html').exists()
+
+    course = copy_course(tmp_path / 'second-week', students=['ada', 'ben'])
+    shutil.rmtree(course / 'submitted' / 'ben' / 'alpha_beta')         # ben handed in one workbook, not the other
+    result = run_grade(course)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    with open(course / 'grades.csv') as handle:
+        graded = {(row['student_id'], row['assignment']) for row in csv.DictReader(handle) if row['score']}
+    assert {('ada', 'noughts_and_crosses'), ('ada', 'alpha_beta'), ('ben', 'noughts_and_crosses')} <= graded
+    assert marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')[0]['ben']

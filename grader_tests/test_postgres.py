@@ -1,6 +1,6 @@
 """The gradebook may live in PostgreSQL: `make grade` with `--db postgresql+psycopg2://...` gives the demo class
 exactly the marks it gets with SQLite. The tests start their own throw-away server on 127.0.0.1 (grader_tests/
-postgres.py); they skip only on a machine without the PostgreSQL server binaries (`make test` installs them).
+postgres.py); they fail on a machine without the PostgreSQL server binaries (`make test` installs them).
 """
 import csv
 import importlib.util
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import copy_course, run_grade
 from coursetools import marks
-from postgres import PostgresServer, PostgresUnavailable, find_bin_dir
+from postgres import PostgresServer, find_bin_dir
 from test_demo_class import EXPECTED, TASKS
 
 ASSIGNMENT = 'noughts_and_crosses'
@@ -27,13 +27,9 @@ def venv_on_path(monkeypatch):
 @pytest.fixture(scope='module')
 def postgres():
     """A running throw-away server (PostgresServer, .url), stopped and removed after this module."""
-    if find_bin_dir() is None:
-        pytest.skip('no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (Debian package `postgresql`; '
-                    '`make test` installs it via scripts/system-packages.sh test)')
-    try:
-        server = PostgresServer()
-    except PostgresUnavailable as reason:
-        pytest.skip(str(reason))
+    assert find_bin_dir() is not None, ('no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (Debian package '
+                                        '`postgresql`; `make test` installs it via scripts/system-packages.sh test)')
+    server = PostgresServer()
     server.start()
     try:
         yield server
@@ -90,17 +86,14 @@ def test_server_listens_only_on_localhost(postgres):
 
 
 def test_plain_postgresql_url_works_when_psycopg3_is_installed(postgres, postgres_graded):
-    """SQLAlchemy 2.1 maps a plain postgresql:// URL to psycopg (3), not psycopg2."""
-    if importlib.util.find_spec('psycopg') is None:
-        pytest.skip('psycopg (3) is not installed: with SQLAlchemy 2.x a plain postgresql:// URL needs it; '
-                    'use postgresql+psycopg2://... (psycopg2-binary is installed)')
+    """SQLAlchemy 2.1 maps a plain postgresql:// URL to psycopg (3), not psycopg2 (both are in requirements.txt)."""
+    assert importlib.util.find_spec('psycopg') is not None, 'psycopg (3) is not installed: pip install -r requirements.txt'
     plain = postgres.url.replace('postgresql+psycopg2://', 'postgresql://')
     assert marks.marks_by_task(plain, ASSIGNMENT) == marks.marks_by_task(postgres.url, ASSIGNMENT)
 
 
 def test_throwaway_server_is_stopped_and_removed():
-    if find_bin_dir() is None:
-        pytest.skip('no PostgreSQL server binaries in /usr/lib/postgresql/*/bin')
+    assert find_bin_dir() is not None, 'no PostgreSQL server binaries in /usr/lib/postgresql/*/bin'
     server = PostgresServer()
     url = server.start()
     folder, port = server.folder, server.port

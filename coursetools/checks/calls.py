@@ -124,16 +124,28 @@ def recorded(name, namespace=None):
     if session is not None:
         calls = session.records.get(name)
         return None if calls is None else [tuple(c) if isinstance(c, list) else c for c in calls]
-    calls = _recorded.get(name)
+    calls = _recorded.pop(name, None)
     return None if calls is None else list(calls)
 
 
-def recording(name, function, calls):
-    """`function`, recording its arguments in `calls` (kernel mode)."""
+def recording(name, function, during):
+    """(recorder, caller), kernel mode: `function` recording its arguments, and `during` forgetting what was
+    recorded before each of its calls, so that `recorded(name)` gives the calls made during the last one."""
+    calls, active = [], [False]
+
     def recorder(*arguments):
-        calls.append(arguments)
+        if active[0]:
+            calls.append(arguments)
         return function(*arguments)
 
-    recorder.__wrapped__ = function
+    def caller(*arguments, **keywords):
+        calls.clear()
+        active[0] = True
+        try:
+            return during(*arguments, **keywords)
+        finally:
+            active[0] = False
+
+    recorder.__wrapped__, caller.__wrapped__ = function, during
     _recorded[name] = calls
-    return recorder
+    return recorder, caller

@@ -18,6 +18,7 @@ Two ideas keep marks fair:
 """
 import functools
 import operator
+import random
 import re
 
 from coursetools import oracle
@@ -148,15 +149,18 @@ def isolate(namespace, testing):
     from coursetools import checker
     session = checker.session_in(namespace)
     if session is not None:
-        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_SOURCES, REFERENCE)
+        own = testing == 'perfect_game'       # the integration task: every function is the student's own
+        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_SOURCES, {} if own else REFERENCE)
     own_score = namespace.get('score', _MISSING)
     replacements = {} if testing == 'perfect_game' else {
         name: function for name, function in REFERENCE.items() if name != testing}
     if testing in ('score', 'perfect_game') and callable(own_score):
         _clear_student_cache(own_score)
         replacements['score'] = memoized(own_score, 'own' if testing == 'perfect_game' else 'isolated')
-    if testing == 'perfect_game' and callable(namespace.get('print_state')):
-        replacements['print_state'] = calls.recording('print_state', namespace['print_state'], [])
+    if testing == 'perfect_game' and callable(namespace.get('print_state')) and callable(
+            namespace.get('perfect_game')):
+        replacements['print_state'], replacements['perfect_game'] = calls.recording(
+            'print_state', namespace['print_state'], during=namespace['perfect_game'])
     return replace_until_cell_ends(namespace, replacements, then=lambda: _clear_student_cache(own_score))
 
 
@@ -224,26 +228,28 @@ def _shown(value):
 # --- positions used by the checks -------------------------------------------------------------------------
 
 def unfinished_sample():
-    """Unfinished reachable positions for `score`, chosen so all of them together cost about a quarter of one
-    full search from the empty board: every position with 5+ marks, every 4th with 4, every 12th with 3, and
-    three openings with 2 marks."""
+    """Unfinished reachable positions for `score`, at every depth: with 1 to 4 marks, one position of each kind
+    (each class of positions equal up to rotation and reflection, in an orientation drawn at random, always the
+    same), and every position with 5 marks or more: 3,591 positions, whose plain unmemoized searches visit 395,432
+    positions in all, 72% of one search from the empty board (docs/checks.md has the figures)."""
     return list(_unfinished_sample())
 
 
 @functools.lru_cache(maxsize=None)
 def _unfinished_sample():
-    by_marks = {}
-    for board in oracle.reachable_positions():
-        if oracle.outcome(board) is None:
-            by_marks.setdefault(9 - len(oracle.empty_cells(board)), []).append(board)
-    step = {2: 24, 3: 12, 4: 4}
+    from coursetools import analysis
+    chooser = random.Random(20261123)
+    classes = {}
     sample = []
-    for marks, boards in sorted(by_marks.items()):
-        if marks >= 5:
-            sample.extend(boards)
-        elif marks in step:
-            sample.extend(boards[::step[marks]])
-    return tuple(sample)
+    for board in oracle.reachable_positions():
+        if oracle.outcome(board) is not None or board == oracle.EMPTY_BOARD:
+            continue
+        if len(oracle.empty_cells(board)) >= 5:          # 1 to 4 marks
+            classes.setdefault(min(analysis.images(board)), []).append(board)
+        else:
+            sample.append(board)
+    early = [chooser.choice(sorted(members)) for _, members in sorted(classes.items())]
+    return tuple(sorted(early, key=lambda board: -len(oracle.empty_cells(board))) + sample)
 
 
 def finished_positions():
@@ -387,6 +393,13 @@ def moves_empty_cells(moves):
         as_pairs = [_as_move(move) for move in got]
         assert None not in as_pairs, (
             f'moves returned {got!r}; every move must be a (row, col) tuple of two integers, for\n{picture(board)}')
+        if not got and expected and oracle.outcome(board) is not None:
+            raise AssertionError(
+                f'moves returned [] because someone has already won on this board, but moves must still list the '
+                f'empty squares, as the task says: {expected}. (It is score and perfect_game that check whether '
+                f'the game is over.)\n{picture(board)}')
+        duplicates = sorted({move for move in as_pairs if as_pairs.count(move) > 1})
+        assert not duplicates, f'moves listed {duplicates} more than once for\n{picture(board)}'
         assert sorted(as_pairs) == sorted(expected), (
             f'moves returned {sorted(as_pairs)} but the empty cells are {expected} (any order is fine) for\n'
             f'{picture(board)}')
@@ -418,9 +431,17 @@ def score_values(score):
     for (board, player), got in _each(score, 'score', _sample_to_move()):
         value, _ = _unpack_score(got, board, player)
         expected = oracle.value(board, player)
+        hint = ''
+        if expected and value == -expected:
+            hint = (f' The sign is the wrong way round: a value is always from x\'s point of view (+1: x wins), '
+                    f'whoever is to move.')
+        elif isinstance(value, (int, float)) and player == 'o' and value > expected:
+            hint = ' Does o choose the smallest value? o wants the result to be as bad as possible for x.'
+        elif isinstance(value, (int, float)) and player == 'x' and value < expected:
+            hint = ' Does x choose the largest value, and does the search look at every move?'
         assert not isinstance(value, str) and value == expected, (
             f'score(board, {player!r}) gave the value {value!r}, but with best play by both sides the value is '
-            f'{expected} (from x\'s point of view) for\n{picture(board)}')
+            f'{expected} (from x\'s point of view) for\n{picture(board)}{hint}')
 
 
 def score_moves(score):
@@ -428,6 +449,14 @@ def score_moves(score):
         _, move = _unpack_score(got, board, player)
         cell = _as_move(move)
         where = f'score(board, {player!r}) chose the move {move!r} for\n{picture(board)}\n'
+        if move is None:
+            loses = {1: 'o', -1: 'x'}.get(oracle.value(board, player)) == player
+            raise AssertionError(
+                f'{where}but the game is not over, so score must return a move. '
+                + (f'Every move loses for {player} here ({player} cannot stop the other player), and score must '
+                   f'still return one of them (any of {oracle.empty_cells(board)}): check how your search picks a '
+                   'move when no move is good.' if loses else
+                   f'The best moves here are {oracle.optimal_moves(board, player)}.'))
         assert cell is not None, f'{where}but a move must be a (row, col) tuple of two integers'
         assert cell in oracle.empty_cells(board), f'{where}but that is not an empty cell'
         best = oracle.optimal_moves(board, player)
@@ -463,18 +492,26 @@ def read_game(text):
 
 
 def perfect_game_boards(text):
-    boards, _ = read_game(text or '')
+    """The game perfect_game played: the boards it passed to print_state (so that a print_state with its own
+    format costs task 1 only), or, if it never called print_state or passed it objects that cannot be read as
+    boards, the boards read from what it printed."""
+    recorded = [_recorded_board(arguments) for arguments in calls.recorded('print_state') or ()]
+    if recorded and None not in recorded:
+        boards, source = recorded, 'passed to print_state'
+    else:
+        boards, _ = read_game(text or '')
+        source = 'printed'
     assert boards, ('perfect_game printed no boards. Print every position with print_state, from the empty '
                     'board to the last one.')
-    assert boards[0] == oracle.EMPTY_BOARD, f'The first board printed should be the empty board, not\n{picture(boards[0])}'
+    assert boards[0] == oracle.EMPTY_BOARD, f'The first board {source} should be the empty board, not\n{picture(boards[0])}'
     game = [boards[0]] + [b for previous, b in zip(boards, boards[1:]) if b != previous]
     player = 'x'
     for before, after in zip(game, game[1:]):
-        assert oracle.outcome(before) is None, f'A board was printed after the game had already ended:\n{picture(after)}'
+        assert oracle.outcome(before) is None, f'A board was {source} after the game had already ended:\n{picture(after)}'
         changed = [(r, c) for r in range(3) for c in range(3) if before[r][c] != after[r][c]]
         assert len(changed) == 1 and before[changed[0][0]][changed[0][1]] == ' ', (
-            f'Each board should add one mark to the one before; this step does not:\n{picture(before)}\nthen\n'
-            f'{picture(after)}')
+            f'Each board {source} should add one mark to the one before; this step does not:\n{picture(before)}\n'
+            f'then\n{picture(after)}')
         row, col = changed[0]
         assert after[row][col] == player, (
             f'It was {player}\'s turn (x starts, then they alternate), but {after[row][col]} played at '
@@ -484,7 +521,17 @@ def perfect_game_boards(text):
             f'{oracle.optimal_moves(before, player)} on\n{picture(before)}')
         player = oracle.other(player)
     assert oracle.outcome(game[-1]) is not None, (
-        f'The last board printed is not a finished game; print every position up to the end:\n{picture(game[-1])}')
+        f'The last board {source} is not a finished game; print every position up to the end:\n{picture(game[-1])}')
+
+
+def _recorded_board(arguments):
+    """The board of one recorded print_state call, as nested tuples of strings; None if it is not one."""
+    board = arguments[0] if isinstance(arguments, (list, tuple)) and len(arguments) == 1 else None
+    normal = _as_board(board)
+    if isinstance(normal, tuple) and len(normal) == 3 and all(
+            isinstance(row, tuple) and len(row) == 3 and all(isinstance(cell, str) for cell in row) for row in normal):
+        return tuple(tuple(str(cell) for cell in row) for row in normal)
+    return None
 
 
 _ANNOUNCEMENT = re.compile(r'\b(draw|drawn|tie|tied)\b', re.IGNORECASE)

@@ -1,5 +1,6 @@
-# Task 1 mistake: draws separator lines between the rows. Expected: print_state 0; the perfect game's boards
-# cannot be read (1 of 2 in task 6). Total 10/12.
+# Task 1 mistake: draws separator lines between the rows. Expected: print_state 0. Her perfect game passes every
+# position to print_state, so it is judged by those boards, not by the text her print_state makes of them: task 6
+# keeps both marks. Total 11/12.
 # %% print_state
 def print_state(state):
     """Print the board as three rows of ascii art, such as x|o| ."""
