@@ -63,7 +63,8 @@ benchmark: venv
 	$(BIN)/python benchmarks/notebook_benchmark.py
 	$(BIN)/python benchmarks/widget_benchmark.py
 	$(BIN)/python benchmarks/sandbox_overhead.py
-	$(BIN)/python benchmarks/grading_benchmark.py --students 40
+	$(BIN)/python benchmarks/grading_benchmark.py --class varied --students 40
+	$(BIN)/python benchmarks/grading_benchmark.py --class demo
 
 ## make clean: delete the gradebook and every grading output (autograded/ keeps its README).
 clean:

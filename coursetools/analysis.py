@@ -92,7 +92,7 @@ def alphabeta_visits(board, player, alpha=-math.inf, beta=math.inf):
     def search(cells, player, alpha, beta):
         nonlocal visited
         visited += 1
-        end = oracle._outcome(cells)
+        end = oracle.outcome_of_cells(cells)
         if end is not None:
             return end
         best = -math.inf if player == 'x' else math.inf

@@ -50,7 +50,17 @@ def encode_calls(calls):
     return [[_encode_argument(argument, budget) for argument in arguments] for arguments in calls]
 
 
+_grids = {}
+
+
 def _encode_argument(argument, budget):
+    if type(argument) is tuple:         # a board: the same few thousand are sent for every notebook
+        encoded = _grids.get(argument)
+        if encoded is None:
+            encoded = kernel_agent.encode(argument, budget)
+            if 'g' in encoded and len(_grids) < 100_000:
+                _grids[argument] = encoded
+        return encoded
     if isinstance(argument, Shared):
         return {'shared': [argument.name, argument.kind]}
     return kernel_agent.encode(argument, budget)

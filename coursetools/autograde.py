@@ -25,11 +25,13 @@ class SaveAutoGradesIgnoringStderr(SaveAutoGrades):
     grade is decided; the notebook's outputs themselves are kept as they are.
     """
 
-    def _add_score(self, cell, resources):
-        outputs = cell.outputs
+    def preprocess_cell(self, cell, resources, cell_index):
+        outputs = cell.get('outputs')
+        if outputs is None:
+            return super().preprocess_cell(cell, resources, cell_index)
         cell.outputs = [output for output in outputs if not is_stderr(output)]
         try:
-            super()._add_score(cell, resources)
+            return super().preprocess_cell(cell, resources, cell_index)
         finally:
             cell.outputs = outputs
 

@@ -75,9 +75,9 @@ class Checker:
         env.pop('NBGRADER_EXECUTION', None)
         log = open(self.log_path, 'ab') if self.log_path else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen([sys.executable, '-c', os.environ.get('CHECKER_CMD', 'from coursetools.checker import main; main()')],
-                                            stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=log, env=env, bufsize=0)
+            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.checker import main; main()'],
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                                            bufsize=0)
         finally:
             if log is not subprocess.DEVNULL:
                 log.close()

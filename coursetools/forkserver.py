@@ -87,7 +87,7 @@ class ForkedKernel:
         self.returncode: Optional[int] = None
         self.exited = threading.Event()
 
-    def _exit(self, status: int) -> None:
+    def mark_exited(self, status: int) -> None:
         if self.returncode is None:
             self.returncode = status
         self.exited.set()
@@ -168,7 +168,7 @@ class ForkServer:
                 if 'exit' in message:
                     kernel = self.kernels.pop(message['exit'], None)
                     if kernel:
-                        kernel._exit(message['status'])
+                        kernel.mark_exited(message['status'])
                 elif 'ready' in message:
                     self.ready = message
                 elif 'id' in message:
@@ -179,7 +179,7 @@ class ForkServer:
         with self.lock:
             self.gone = self.gone or 'the fork server exited' + self._exit_text()
             for kernel in self.kernels.values():
-                kernel._exit(-signal.SIGKILL)
+                kernel.mark_exited(-signal.SIGKILL)
             self.kernels.clear()
             self.changed.notify_all()
 

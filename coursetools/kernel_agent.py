@@ -55,6 +55,8 @@ def encode(value, budget):
     if kind is list:
         return [item if type(item) is str else encode(item, budget) for item in value]
     if kind is tuple:
+        if all(type(item) is int for item in value):        # a move
+            return {'t': list(value)}
         grid = _grid(value)
         if grid is not None:
             return {'g': grid}

@@ -18,9 +18,21 @@ LINES = ROWS + COLUMNS + DIAGONALS
 VALUE_OF_WINNER = {'x': 1, 'o': -1}
 
 
+_flats = {}
+
+
 def flat(board):
-    """The board as a 9-character string, row by row."""
-    return ''.join(''.join(row) for row in board)
+    """The board as a 9-character string, row by row (remembered for boards that can be hashed: the checks ask
+    about the same few thousand boards again and again)."""
+    try:
+        return _flats[board]
+    except KeyError:
+        if len(_flats) > 100_000:
+            _flats.clear()
+        cells = _flats[board] = ''.join(''.join(row) for row in board)
+        return cells
+    except TypeError:
+        return ''.join(''.join(row) for row in board)
 
 
 def nested(cells):
@@ -36,11 +48,12 @@ def winning_lines(board):
 
 def outcome(board):
     """+1 if x has a line, -1 if o has, 0 for a full board without one, None while play goes on."""
-    return _outcome(flat(board))
+    return outcome_of_cells(flat(board))
 
 
 @lru_cache(maxsize=None)
-def _outcome(cells):
+def outcome_of_cells(cells):
+    """`outcome` of a board given as its 9-character string."""
     for a, b, c in LINES:
         if cells[a] != ' ' and cells[a] == cells[b] == cells[c]:
             return VALUE_OF_WINNER[cells[a]]
@@ -49,13 +62,21 @@ def _outcome(cells):
 
 def empty_cells(board):
     """(row, col) of every empty cell, row-major."""
-    return [divmod(i, 3) for i, mark in enumerate(flat(board)) if mark == ' ']
+    return list(_empty_cells(flat(board)))
+
+
+@lru_cache(maxsize=None)
+def _empty_cells(cells):
+    return tuple(divmod(i, 3) for i, mark in enumerate(cells) if mark == ' ')
 
 
 def place(board, row, col, mark):
     """A new board with one cell set."""
-    cells = flat(board)
-    i = row * 3 + col
+    return _place(flat(board), row * 3 + col, mark)
+
+
+@lru_cache(maxsize=100_000)
+def _place(cells, i, mark):
     return nested(cells[:i] + mark + cells[i + 1:])
 
 
@@ -76,7 +97,7 @@ def value(board, player):
 
 @lru_cache(maxsize=None)
 def _value(cells, player):
-    end = _outcome(cells)
+    end = outcome_of_cells(cells)
     if end is not None:
         return end
     results = [_value(cells[:i] + player + cells[i + 1:], other(player)) for i, m in enumerate(cells) if m == ' ']
@@ -85,10 +106,16 @@ def _value(cells, player):
 
 def optimal_moves(board, player):
     """Every (row, col) whose resulting position keeps the minimax value; empty once the game is over."""
-    if outcome(board) is not None:
-        return []
-    target = value(board, player)
-    return [(r, c) for r, c in empty_cells(board) if value(place(board, r, c, player), other(player)) == target]
+    return list(_optimal_moves(flat(board), player))
+
+
+@lru_cache(maxsize=None)
+def _optimal_moves(cells, player):
+    if outcome_of_cells(cells) is not None:
+        return ()
+    target = _value(cells, player)
+    return tuple(divmod(i, 3) for i, mark in enumerate(cells)
+                 if mark == ' ' and _value(cells[:i] + player + cells[i + 1:], other(player)) == target)
 
 
 @lru_cache(maxsize=None)
@@ -101,7 +128,7 @@ def reachable_positions():
         if cells in seen:
             continue
         seen[cells] = None
-        if _outcome(cells) is None:
+        if outcome_of_cells(cells) is None:
             mark = 'x' if cells.count('x') == cells.count('o') else 'o'
             frontier.extend(cells[:i] + mark + cells[i + 1:] for i, m in enumerate(cells) if m == ' ')
     return tuple(nested(cells) for cells in sorted(seen))
@@ -114,7 +141,7 @@ def search_tree_size(board, player):
 
 @lru_cache(maxsize=None)
 def _tree_size(cells, player):
-    if _outcome(cells) is not None:
+    if outcome_of_cells(cells) is not None:
         return 1
     return 1 + sum(_tree_size(cells[:i] + player + cells[i + 1:], other(player))
                    for i, m in enumerate(cells) if m == ' ')
@@ -127,7 +154,7 @@ def count_games(board=EMPTY_BOARD, player='x'):
 
 @lru_cache(maxsize=None)
 def _games(cells, player):
-    end = _outcome(cells)
+    end = outcome_of_cells(cells)
     if end is not None:
         return (end == 1, end == -1, end == 0)
     totals = [0, 0, 0]

@@ -27,7 +27,6 @@ EXPECTED = {
     'max': (0, 0, 0, 0, 0, 0),   # submitted the release untouched
     'nia': (1, 3, 2, 1, 3, 2),   # correct; warns and writes to stderr
     'oli': (1, 3, 2, 1, 2, 2),   # an opening book that is wrong only in positions with one mark
-    'pat': (1, 3, 2, 1, 3, 2),   # correct, the slowest: numpy, and a search the grader cannot memoize
 }
 
 
