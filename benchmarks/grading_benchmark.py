@@ -13,7 +13,9 @@ It prints the wall times (total and per phase) and their ratios (targets: autogr
 trusted checker's calls into the kernels cost per notebook.
 
     .venv/bin/python benchmarks/grading_benchmark.py [--class varied|demo] [--students 40] [--repeat 1]
-                                                     [--workers N] [--keep]
+                                                     [--workers N] [--keep] [--no-floor]
+
+Last, the floor (benchmarks/floor.py): the CPU the class's own code and the checks need, divided by the cores.
 """
 import argparse
 import json
@@ -32,6 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'grader_tests'))
 from conftest import copy_course  # noqa: E402
 from coursetools import democlass  # noqa: E402
+import floor  # noqa: E402  (benchmarks/floor.py)
 
 ASSIGNMENT = 'noughts_and_crosses'
 # How many of each kind a varied class of 40 has (scaled to --students): blank notebooks are the release untouched.
@@ -107,6 +110,7 @@ def run_ours(course, workers):
     cpu = busy_cpu()
     wall = timed(command, course)
     report = json.loads(out.read_text())
+    report.setdefault('phases', {})
     return wall, report, busy_cpu() - cpu
 
 
@@ -128,6 +132,7 @@ def main():
     parser.add_argument('--workers', type=int, default=0, help='notebooks at once (default: cores + 1)')
     parser.add_argument('--repeat', type=int, default=1, help='alternate plain and ours this many times')
     parser.add_argument('--keep', action='store_true', help='keep the temporary courses')
+    parser.add_argument('--no-floor', action='store_true', help='skip measuring the floor (benchmarks/floor.py)')
     args = parser.parse_args()
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix='grading-bench-'))
@@ -148,6 +153,12 @@ def main():
                   f'{grading["wall"] / plain[1]["autograde"]:.3f}', flush=True)
             runs.append((plain, ours, marks(plain_course) == marks(our_course)))
         report(runs, len(students))
+        if not args.no_floor:
+            cpu, seconds = floor.floor(students)
+            autograde = runs[-1][1][1][ASSIGNMENT]['wall']
+            print(f'\nfloor (benchmarks/floor.py): the students\' code and the checks need {cpu:.1f} CPU-s, '
+                  f'{seconds:.1f} s on {os.cpu_count()} cores; make grade\'s autograde took {autograde / seconds:.2f} '
+                  f'times that, its whole run {runs[-1][1][0] / seconds:.2f} times')
     finally:
         if args.keep:
             print(f'\nkept {tmp}')
@@ -168,11 +179,12 @@ def report(runs, n):
     (plain_wall, phases, plain_cpu), (our_wall, our_report, our_cpu), _ = runs[-1]
     grading = our_report[ASSIGNMENT]
     print('\nphases of the last run (seconds): plain | ours')
-    ours_phases = {'release': None, 'autograde': grading['wall'], 'feedback': None, 'export': None}
-    for name, seconds in phases.items():
-        mine = ours_phases[name]
-        print(f'  {name:10} {seconds:7.1f} | {"" if mine is None else f"{mine:7.1f}"}')
-    print(f'  {"total":10} {plain_wall:7.1f} | {our_wall:7.1f}  (ours also repairs, writes reports, prints the table)')
+    ours_phases = {name.split(': ')[-1]: seconds for name, seconds in our_report.get('phases', {}).items()}
+    for name in ('release', 'autograde', 'feedback', 'export', 'reports'):
+        mine = ours_phases.get(name)
+        print(f'  {name:10} {phases[name] if name in phases else 0:7.1f} | {"" if mine is None else f"{mine:7.1f}"}')
+    print(f'  {"total":10} {plain_wall:7.1f} | {our_wall:7.1f}  (ours also starts up once, stages repaired copies, '
+          'prints the table)')
     print(f'busy CPU, whole machine: plain {plain_cpu:.1f} s ({plain_cpu / plain_wall / cores:.0%} of {cores} cores), '
           f'ours {our_cpu:.1f} s ({our_cpu / our_wall / cores:.0%})')
     timings = grading['timings']

@@ -64,19 +64,27 @@ class RestoreHiddenTests(OverwriteCells):
 
     def preprocess(self, nb, resources):
         self.hidden_test_remover = ClearHiddenTests(parent=self, enforce_metadata=False)
+        self.locked_sources = None
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
         grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
         if grade_id is not None:
-            try:
-                source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
-            except MissingEntry:
-                source_cell = None
-            if source_cell is not None and source_cell.locked and cell.source != source_cell.source \
-                    and cell.source == self.released_source(source_cell.source):
-                cell.source = source_cell.source
+            source = self.locked_source(grade_id)
+            if source is not None and cell.source != source and cell.source == self.released_source(source):
+                cell.source = source
         return super().preprocess_cell(cell, resources, cell_index)
+
+    def locked_source(self, grade_id):
+        """The gradebook's source of a locked cell (None if the cell is not locked or not known), read once per
+        notebook for all its cells."""
+        if self.locked_sources is None:
+            try:
+                cells = self.gradebook.find_notebook(self.notebook_id, self.assignment_id).source_cells
+            except MissingEntry:
+                cells = []
+            self.locked_sources = {cell.name: cell.source for cell in cells if cell.locked}
+        return self.locked_sources.get(grade_id)
 
     def released_source(self, source):
         cell = new_code_cell(source)

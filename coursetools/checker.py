@@ -108,6 +108,17 @@ class Proxy:
         return outcome.result(), outcome.count
 
 
+def _memo_key(name, mode, arguments, encoded):
+    """The key a call is remembered under: its arguments with their types (so True and 1 differ), or their JSON
+    form when they cannot be hashed."""
+    try:
+        key = (name, mode, tuple(type(a) for a in arguments), arguments)
+        hash(key)
+        return key
+    except TypeError:
+        return name, mode, json.dumps(encoded)
+
+
 def _update_in_place(arguments, after):
     """Mutable arguments the student's function changed in the kernel are changed here too (a memo table)."""
     for argument, new in zip(arguments, after or ()):
@@ -192,7 +203,7 @@ class Session:
             return self._call(name, calls, encoded, context, sync=sync, count=count, shared=shared)
         # The function's answers are remembered while it is tested (it is pure by the task's definition), so
         # a call already made in this notebook is answered from here, as the kernel's memo would answer it.
-        keys = [(name, mode, json.dumps(arguments)) for arguments in encoded]
+        keys = [_memo_key(name, mode, arguments, sent) for arguments, sent in zip(calls, encoded)]
         missing = [i for i, key in enumerate(keys) if key not in self.remembered]
         if missing:
             fresh = self._call(name, [calls[i] for i in missing], [encoded[i] for i in missing], context)
@@ -203,10 +214,7 @@ class Session:
     def _call(self, name, calls, encoded, context, *, sync=False, count=False, shared=None):
         request = {'function': name, 'calls': encoded, 'cell': self.cell,
                    'sync': sync, 'count': count, 'want_shared': shared is not None, **context}
-        send(self.host_out, ('call', request))
-        kind, payload = receive(self.host_in)
-        if kind != 'answer':
-            raise RuntimeError(f'unexpected message from the host: {kind}')
+        payload = self.exchange(json.dumps(request, allow_nan=True, separators=(',', ':')))
         for stream, text in payload.get('streams', ()):     # warnings, logging, stray output: shown, never judged
             (self.cell_stderr if stream == 'stderr' else self.cell_stdout).write(text)
         if 'gone' in payload:
@@ -225,6 +233,16 @@ class Session:
         if outcomes and outcomes[-1].records:
             self.records = outcomes[-1].records
         return outcomes
+
+    def exchange(self, request):
+        """Send one request (JSON text, made here so that the host only passes it on) to the host, which
+        performs it in the kernel; its answer: {'text': the kernel's answer} or {'gone': why there is none},
+        and 'streams'."""
+        send(self.host_out, ('call', request))
+        kind, payload = receive(self.host_in)
+        if kind != 'answer':
+            raise RuntimeError(f'unexpected message from the host: {kind}')
+        return payload
 
     def _outcomes(self, name, reply, expected):
         if not isinstance(reply, dict):

@@ -43,6 +43,16 @@ class Course:
         return self.root / '.grading' / 'submitted'
 
     @property
+    def autograded(self) -> Path:
+        return self.root / 'autograded'
+
+    def graded_students(self, assignment) -> list:
+        """Students with an autograded folder for `assignment` (the ones generate_feedback converts)."""
+        if not self.autograded.is_dir():
+            return []
+        return sorted(p.name for p in self.autograded.iterdir() if (p / assignment).is_dir())
+
+    @property
     def reports(self) -> Path:
         return self.root / 'reports'
 

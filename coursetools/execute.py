@@ -405,22 +405,22 @@ class SandboxedExecute(Execute):
         if self._gone is not None:
             raise self._gone
 
-    async def _call_kernel(self, request: dict, deadline: Optional[float]) -> dict:
-        """Perform one checker request in the kernel; the answer's text, or why there is none."""
+    async def _call_kernel(self, request: str, deadline: Optional[float]) -> dict:
+        """Perform one checker request (JSON text) in the kernel; the answer's text, or why there is none."""
         started = time.perf_counter()
         try:
             return await self._call(request, deadline)
         finally:
             self.timing['call_seconds'] += time.perf_counter() - started
 
-    async def _call(self, request: dict, deadline: Optional[float]) -> dict:
+    async def _call(self, request: str, deadline: Optional[float]) -> dict:
         if self._gone is not None:
             return {'gone': self._gone.ename, 'message': self._gone.message}
         kc = self.kc
         if self._agent_kernel is not kc:
             await self._install_agent(kc, deadline)
         self.timing['calls'] += 1
-        message = kc.session.msg('comm_msg', {'comm_id': self._comm_id, 'data': {'request': _json(request)}})
+        message = kc.session.msg('comm_msg', {'comm_id': self._comm_id, 'data': {'request': request}})
         kc.shell_channel.send(message)
         msg_id = message['header']['msg_id']
         loop = asyncio.get_running_loop()
@@ -535,7 +535,3 @@ def _error(ename: str, message: str) -> dict:
     return {'output_type': 'error', 'ename': ename, 'evalue': message,
             'traceback': [f'\x1b[0;31m{ename}\x1b[0m: {message}']}
 
-
-def _json(request: dict) -> str:
-    import json
-    return json.dumps(request, allow_nan=True, separators=(',', ':'))

@@ -5,8 +5,9 @@ of marks per task, the reports, and how long each phase took.
                                 [--kernels forked|prestarted|cold] [--db URL] [--student ID ...]
                                 [--SomeNbgraderClass.setting=value ...]
 
-The course is the current folder (or --course). Release, feedback and export are the plain nbgrader commands an
-instructor would type there; autograde runs nbgrader's own steps with the notebooks executed in parallel
+The course is the current folder (or --course). Release, feedback and export are nbgrader's own commands, as an
+instructor would type them there (run in this process, feedback spread over the cores: `coursetools.commands`);
+autograde runs nbgrader's own steps with the notebooks executed in parallel
 (`coursetools.grading`), or, with --sequential, plain `nbgrader autograde`. Either way the test cells are judged
 by the trusted checker (`coursetools.checker`).
 """
@@ -16,27 +17,12 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 
-from coursetools import democlass, marks, pool, repair, report, sandbox
+from coursetools import commands, democlass, marks, pool, repair, report, sandbox
 from coursetools.course import Course
 from coursetools.progress import Phases
-
-
-def nbgrader(course, *args, db=None, check=True):
-    """Run one nbgrader command in the course folder; stop with its log if it fails (unless check=False)."""
-    if db:
-        args = (*args, f'--db={db}')
-    env = dict(os.environ)
-    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')   # nbgrader runs alembic
-    result = subprocess.run([sys.executable, '-m', 'nbgrader', *args], cwd=course.root, env=env,
-                            capture_output=True, text=True)
-    if result.returncode != 0 and check:
-        sys.stderr.write(result.stdout + result.stderr)
-        raise SystemExit(f'`nbgrader {" ".join(args)}` failed (exit {result.returncode}); its log is above.')
-    return result
 
 
 def check_sandbox():
@@ -82,8 +68,8 @@ def autograde(course, assignment, db=None, options=(), sequential=False, **setti
 
 def sequential_autograde(course, assignment, notes, db, options):
     staging = os.path.relpath(course.staging, course.root)
-    result = nbgrader(course, 'autograde', assignment, '--force', f'--CourseDirectory.submitted_directory={staging}',
-                      *options, db=db, check=False)
+    result = commands.run_separately(course, 'autograde', assignment, '--force',
+                                     f'--CourseDirectory.submitted_directory={staging}', *options, db=db, check=False)
     if result.returncode != 0:
         # nbgrader carries on past a student it cannot grade and fails at the end: say who, and carry on too.
         failed = sorted(set(re.findall(r"for student '([^']+)'", result.stdout + result.stderr)))
@@ -106,7 +92,7 @@ def write_status(course, assignment, notes):
 def export(course, db=None):
     """grades.csv, written whole or not at all."""
     partial = course.root / 'grades.csv.partial'
-    nbgrader(course, 'export', '--to', str(partial), db=db)
+    commands.run(course, 'export', '--to', str(partial), db=db)
     os.replace(partial, course.root / 'grades.csv')
 
 
@@ -119,7 +105,8 @@ def busy(run):
 
 def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **settings):
     """Grade every submission of each assignment that has any; `db` is a gradebook URL (default: gradebook.db in
-    the course); `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30."""
+    the course); `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30.
+    Returns ({assignment: autograde run report}, {phase: seconds})."""
     check_environment(course)
     check_sandbox()
     if not democlass.has_submissions(course.root) and (course.root / 'demo_class').is_dir():
@@ -140,15 +127,17 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
     for assignment in graded:
         with phases.start(f'{assignment}: release'):
             print(f'== {assignment}: release', flush=True)
-            nbgrader(course, 'generate_assignment', assignment, '--force', db=db)
-        with phases.start(f'{assignment}: autograde'):
-            print(f'== {assignment}: autograde', flush=True)
-            notes, runs[assignment] = autograde(course, assignment, db=db, options=options, sequential=sequential,
-                                                **settings)
-            write_status(course, assignment, notes)
-        with phases.start(f'{assignment}: feedback'):
-            print(f'== {assignment}: feedback', flush=True)
-            nbgrader(course, 'generate_feedback', assignment, '--force', db=db)
+            commands.run(course, 'generate_assignment', assignment, '--force', db=db)
+        # feedback's helper processes start now, so that they import nbgrader while autograde runs
+        with commands.Feedback(course, assignment, len(course.students(assignment)), db=db) as feedback:
+            with phases.start(f'{assignment}: autograde'):
+                print(f'== {assignment}: autograde', flush=True)
+                notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
+                                                    sequential=sequential, **settings)
+                write_status(course, assignment, notes)
+            with phases.start(f'{assignment}: feedback'):
+                print(f'== {assignment}: feedback', flush=True)
+                feedback.run(course.graded_students(assignment))
     if graded:
         with phases.start('export'):
             export(course, db=db)
@@ -166,7 +155,7 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
         if share is not None:
             print(f'  {assignment}: {len(run.graded)} notebooks on {run.workers} workers, busy {share:.0%} of the '
                   f'autograde phase')
-    return runs
+    return runs, phases.seconds
 
 
 def main(argv=None):
@@ -195,12 +184,12 @@ def main(argv=None):
                                                ('kernels', args.kernels)) if value is not None}
     if not args.sequential:
         settings['progress'] = not args.no_progress
-    runs = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential, **settings)
+    runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential, **settings)
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
                            'workers': r.workers, 'main': r.main, 'timings': r.timings} if r else None
-                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started}, f, indent=1,
+                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases}, f, indent=1,
                       default=str)
 
 

@@ -16,7 +16,6 @@ A request (JSON) asks for one function to be called on a list of argument tuples
 * `count`: calls of the function through its own global name are counted (its recursion).
 Everything is put back before the answer is sent.
 """
-import contextlib
 import io
 import json
 import math
@@ -29,6 +28,8 @@ REFERENCE_FILENAME = '<course reference>'
 PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints
 MAX_NODES = 3_000_000               # values in one answer
 _PLAIN = (int, float, str, tuple, list, set, frozenset, dict)
+_SCALARS = frozenset((str, int, bool))
+_STR_ONLY = {str}
 _MISSING = object()
 _memos = {}                         # (name, mode) -> (function, {arguments: answer})
 _shared = {}                        # name -> an object many calls of one test cell share
@@ -53,14 +54,13 @@ def encode(value, budget):
     if kind is float:
         return value if math.isfinite(value) else {'f': repr(value)}
     if kind is list:
-        return [item if type(item) is str else encode(item, budget) for item in value]
+        return _items(value, budget)
     if kind is tuple:
-        if all(type(item) is int for item in value):        # a move
-            return {'t': list(value)}
-        grid = _grid(value)
-        if grid is not None:
-            return {'g': grid}
-        return {'t': [item if type(item) is str else encode(item, budget) for item in value]}
+        if value and type(value[0]) is tuple:
+            grid = _grid(value)
+            if grid is not None:
+                return {'g': grid}
+        return {'t': _items(value, budget)}
     if kind is set or kind is frozenset:
         return {'s' if kind is set else 'fs': [encode(item, budget) for item in value]}
     if kind is dict:
@@ -73,14 +73,25 @@ def encode(value, budget):
     raise Refused(kind.__name__)
 
 
+def _items(values, budget):
+    """The items of a list or tuple, encoded; strings, ints and None (most items) are taken as they are."""
+    budget[0] -= len(values)
+    if budget[0] < 0:
+        raise Refused('a value with more than %d parts' % MAX_NODES)
+    return [item if item is None or type(item) in _SCALARS else encode(item, budget) for item in values]
+
+
 def _grid(value):
     """A tuple of tuples of one-character strings (a board) as a list of strings, one per row; else None.
     The common case in both directions, and five times shorter than the general form."""
     rows = []
     for row in value:
-        if type(row) is not tuple or not all(type(cell) is str and len(cell) == 1 for cell in row):
+        if type(row) is not tuple or set(map(type, row)) != _STR_ONLY:
             return None
-        rows.append(''.join(row))
+        text = ''.join(row)
+        if len(text) != len(row):
+            return None
+        rows.append(text)
     return rows if rows else None
 
 
@@ -179,6 +190,7 @@ def serve(user_ns, request):
             _clear_cache(user_ns.get(memoized))
     shared = _shared
     saved = {}
+    printed = stdout = None
     records = {record: [] for record in request.get('record', ())}
     counter = [0]
     try:
@@ -201,6 +213,7 @@ def serve(user_ns, request):
         target = user_ns[name]
         results = []
         interrupted = False
+        stdout = sys.stdout
         printed = _Printed()
         for arguments in request['calls']:
             arguments = [_materialize(argument, shared) for argument in arguments]
@@ -220,6 +233,8 @@ def serve(user_ns, request):
             if interrupted:
                 break
     finally:
+        if printed is not None:
+            sys.stdout = stdout
         for restored, value in saved.items():
             if value is _MISSING:
                 user_ns.pop(restored, None)
@@ -236,8 +251,8 @@ def call(function, arguments, printed):
     outcome = {}
     printed.start()
     try:
-        with contextlib.redirect_stdout(printed):
-            result = function(*arguments)
+        sys.stdout = printed        # again for each call: a call may have changed it
+        result = function(*arguments)
         outcome['value'] = result if result is None or type(result) in (int, str, bool) else \
             encode(result, [MAX_NODES])
     except Refused as refused:

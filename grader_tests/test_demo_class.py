@@ -1,13 +1,15 @@
 """The bundled demo class, graded through `make grade`'s own code path (real nbgrader), gets exactly the marks
 each student deserves. The reasons are written next to each student in demo_class/noughts_and_crosses/."""
 import csv
+import os
 import shutil
 import subprocess
 
 import nbformat
 
 from conftest import ROOT, copy_course, run_grade
-from coursetools import democlass, marks
+from coursetools import commands, democlass, marks
+from coursetools.course import Course
 
 TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
 # student: marks for tasks 1-6 (print_state, score_end, play, moves, score, perfect_game)
@@ -164,3 +166,37 @@ def test_an_assignment_without_submissions_does_not_stop_the_others(tmp_path):
         graded = {(row['student_id'], row['assignment']) for row in csv.DictReader(handle) if row['score']}
     assert {('ada', 'noughts_and_crosses'), ('ada', 'alpha_beta'), ('ben', 'noughts_and_crosses')} <= graded
     assert marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')[0]['ben']
+
+
+def test_feedback_split_over_processes_is_the_feedback_of_one(graded_class, tmp_path):
+    """`make grade` spreads generate_feedback over the cores (coursetools.commands): each student's feedback is
+    written once, and is the same file one plain `nbgrader generate_feedback` writes."""
+    course, _ = graded_class
+    copy = tmp_path / 'course'
+    shutil.copytree(course, copy)
+    shutil.rmtree(copy / 'feedback')
+    previous = os.getcwd()
+    os.chdir(copy)
+    try:
+        students = Course(copy).graded_students('noughts_and_crosses')
+        with commands.Feedback(Course(copy), 'noughts_and_crosses', len(students), processes=3, min_share=1) as split:
+            assert len(split.helpers) == 2
+            split.run(students)
+    finally:
+        os.chdir(previous)
+    def files(root):
+        return sorted(p.relative_to(root) for p in root.glob('*/noughts_and_crosses/**/*') if p.is_file())
+    written = files(copy / 'feedback')
+    assert written == files(course / 'feedback')
+    assert sum(p.suffix == '.html' for p in written) == len(EXPECTED)
+    for path in written:
+        assert (copy / 'feedback' / path).read_text() == (course / 'feedback' / path).read_text(), path
+
+
+def test_feedback_helpers_never_given_a_share_are_stopped(tmp_path):
+    course = copy_course(tmp_path / 'course', students=[])
+    split = commands.Feedback(Course(course), 'noughts_and_crosses', 40, processes=3)
+    helpers = list(split.helpers)
+    assert len(helpers) == 2 and all(helper.poll() is None for helper in helpers)
+    split.close()
+    assert all(helper.poll() is not None for helper in helpers) and split.helpers == []
