@@ -3,7 +3,7 @@
 `run` runs one in this process through nbgrader's app class (`GenerateAssignmentApp`, `ExportApp`, ...):
 the same configuration files, command-line options and logic as `nbgrader <command>`, without a new Python
 and nbgrader's imports each time (about 3 s per command). `Feedback` spreads `generate_feedback` over the
-cores (`Feedback`): nbgrader converts one notebook at a time, and a graded notebook's HTML costs about 0.4 s.
+cores: nbgrader converts one notebook at a time, and a graded notebook's HTML costs about 0.4 s.
 `run_separately` is the plain command in a process of its own (used by `--sequential`).
 
     python -m coursetools.commands      # a helper of `Feedback`, started by it (not for typing)
@@ -29,6 +29,13 @@ class CommandFailed(SystemExit):
 
 def _argv(args, db):
     return [*args, f'--db={db}'] if db else list(args)
+
+
+def _env():
+    """This environment, with the venv's bin first on PATH (nbgrader runs `alembic` from there)."""
+    env = dict(os.environ)
+    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
+    return env
 
 
 def run(course, command, *args, db=None):
@@ -62,9 +69,7 @@ def run_separately(course, command, *args, db=None, check=True):
     """`nbgrader <command> <args>` as a process of its own in the course folder; stops with its log if it fails
     (unless check=False). Returns the finished process."""
     argv = [command, *_argv(args, db)]
-    env = dict(os.environ)
-    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')   # nbgrader runs alembic
-    result = subprocess.run([sys.executable, '-m', 'nbgrader', *argv], cwd=course.root, env=env,
+    result = subprocess.run([sys.executable, '-m', 'nbgrader', *argv], cwd=course.root, env=_env(),
                             capture_output=True, text=True)
     if result.returncode != 0 and check:
         raise CommandFailed(argv, result.stdout + result.stderr)
@@ -81,9 +86,7 @@ class Feedback:
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
         processes = processes or os.cpu_count() or 1
         self.processes = max(1, min(processes, expected // min_share))
-        env = dict(os.environ)
-        env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
-        self.helpers = [subprocess.Popen([sys.executable, '-m', 'coursetools.commands'], cwd=course.root, env=env,
+        self.helpers = [subprocess.Popen([sys.executable, '-m', 'coursetools.commands'], cwd=course.root, env=_env(),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                          text=True) for _ in range(self.processes - 1)]
 
@@ -103,7 +106,7 @@ class Feedback:
             for helper in helpers[len(shares) - 1:]:
                 with contextlib.suppress(BrokenPipeError):
                     helper.stdin.close()        # not needed: it exits
-            argv = self._argv(students, shares[0]) if count > 1 else self._argv(students, students)
+            argv = self._argv(students, shares[0])
             code, log = _run_app('generate_feedback', argv)
             if code:
                 failed.append((argv, log))

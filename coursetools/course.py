@@ -48,9 +48,7 @@ class Course:
 
     def graded_students(self, assignment) -> list:
         """Students with an autograded folder for `assignment` (the ones generate_feedback converts)."""
-        if not self.autograded.is_dir():
-            return []
-        return sorted(p.name for p in self.autograded.iterdir() if (p / assignment).is_dir())
+        return _students_in(self.autograded, assignment)
 
     @property
     def reports(self) -> Path:
@@ -62,9 +60,7 @@ class Course:
 
     def students(self, assignment) -> list:
         """Students with a submission folder for `assignment` in submitted/."""
-        if not self.submitted.is_dir():
-            return []
-        return sorted(p.name for p in self.submitted.iterdir() if (p / assignment).is_dir())
+        return _students_in(self.submitted, assignment)
 
     def foreign_package(self):
         """The checkout that the imported `coursetools` comes from, when this course folder has a `coursetools`
@@ -75,3 +71,10 @@ class Course:
         if (own / '__init__.py').is_file() and own.resolve() != imported:
             return imported.parent
         return None
+
+
+def _students_in(folder: Path, assignment) -> list:
+    """The student folders in `folder` (submitted/, autograded/) that hold `assignment`."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())

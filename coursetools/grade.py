@@ -189,8 +189,8 @@ def main(argv=None):
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
                            'workers': r.workers, 'main': r.main, 'timings': r.timings} if r else None
-                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases}, f, indent=1,
-                      default=str)
+                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases},
+                      f, indent=1, default=str)
 
 
 if __name__ == '__main__':

@@ -49,7 +49,7 @@ def encode(value, budget):
     if budget[0] < 0:
         raise Refused('a value with more than %d parts' % MAX_NODES)
     kind = type(value)
-    if value is None or kind is bool or kind is str or kind is int:
+    if value is None or kind in _SCALARS:
         return value
     if kind is float:
         return value if math.isfinite(value) else {'f': repr(value)}
@@ -253,8 +253,7 @@ def call(function, arguments, printed):
     try:
         sys.stdout = printed        # again for each call: a call may have changed it
         result = function(*arguments)
-        outcome['value'] = result if result is None or type(result) in (int, str, bool) else \
-            encode(result, [MAX_NODES])
+        outcome['value'] = result if result is None or type(result) in _SCALARS else encode(result, [MAX_NODES])
     except Refused as refused:
         outcome['refused'] = str(refused)
     except KeyboardInterrupt:
