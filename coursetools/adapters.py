@@ -1,10 +1,12 @@
-"""The one place that touches nbgrader's (and jsonschema's) internals, for two opt-in speed-ups of a grading run.
+"""The one place that touches nbgrader's, nbconvert's (and jsonschema's) internals, for opt-in speed-ups of
+`make grade`.
 
 Everything else in the course package uses nbgrader, nbconvert and jupyter_client through their public API. A
-grading run of a whole class spends much of its serial time in two places inside nbgrader, and these
-adapters remove that time when `c.Grading.pooled_gradebook` / `c.Grading.cached_validation` are set (the
-course's nbgrader_config.py sets both; `benchmarks/grading_benchmark.py` shows what they save, and
-grader_tests/test_adapters.py that the marks are the same with and without them):
+grading run of a whole class spends much of its serial time in a few places inside nbgrader, and these
+adapters remove that time when the matching `c.Grading.*` setting is on (the course's nbgrader_config.py turns
+each on; `benchmarks/grading_benchmark.py` shows what they save; grader_tests/test_grading.py and
+grader_tests/test_feedback_html.py that the marks and the feedback are the same with and without them). Plain
+`nbgrader` commands never use them:
 
 * **pooled gradebook**: nbgrader opens a new `Gradebook` (a new SQLAlchemy engine, a schema check and a course
   check) in every preprocessor for every notebook and commits once per cell. Inside `speed_ups`, the
@@ -13,27 +15,45 @@ grader_tests/test_adapters.py that the marks are the same with and without them)
 * **cached validation**: nbgrader validates every cell's metadata with `jsonschema.validate`, which checks the
   schema and builds a validator on every call. Inside `speed_ups`, nbgrader's `jsonschema` is a stand-in that
   builds the validator once per schema and raises the same errors.
+* **in-process alembic** (`c.Grading.in_process_alembic`): when nbgrader creates a new gradebook it runs
+  `alembic heads` as a process of its own (about 3 s) to learn the schema's revision. Inside `speed_ups` it
+  reads the same revision from nbgrader's migration scripts instead (`alembic_head`); if they cannot be read
+  unambiguously, nbgrader's own way is used.
+* **fast feedback HTML** (`c.Grading.fast_feedback_html`): `FeedbackHTMLExporter`, the exporter `make grade`'s
+  feedback uses. nbconvert's HTML exporter parses every page it renders with BeautifulSoup only to mark cells
+  focusable (`tabindex`) and images without `alt`; that is half of a feedback page's cost. This exporter marks
+  the same elements in the rendered text, and highlights each distinct piece of code and markdown once per run
+  (a class's notebooks share most of their cells). The page is the same document: parsed, it is what nbconvert
+  writes.
 
-Both are undone when the run ends. The module checks the installed versions when it is imported and refuses a
+The patches are undone when the run ends. The module checks the installed versions when it is imported and refuses a
 version it was not tested with (set COURSE_UNTESTED_NBGRADER=1 to try anyway).
 """
 from __future__ import annotations
 
+import glob
 import importlib
 import json
 import os
+import re
 from contextlib import contextmanager
 
+import jinja2
+import nbconvert
 import sqlalchemy
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbgrader import __version__ as nbgrader_version
 from nbgrader.nbgraderformat import SchemaTooNewError, SchemaTooOldError
 
-TESTED = {'nbgrader': ('0.9.',)}
-if not nbgrader_version.startswith(TESTED['nbgrader']) and os.environ.get('COURSE_UNTESTED_NBGRADER') != '1':
-    raise ImportError(f'coursetools.adapters was tested with nbgrader {TESTED["nbgrader"][0]}x, not '
-                      f'{nbgrader_version}: check its speed-ups against this version (or set '
-                      'COURSE_UNTESTED_NBGRADER=1 to try, or turn c.Grading.pooled_gradebook and '
-                      'c.Grading.cached_validation off).')
+TESTED = {'nbgrader': ('0.9.',), 'nbconvert': ('7.',)}
+_INSTALLED = {'nbgrader': nbgrader_version, 'nbconvert': nbconvert.__version__}
+for _package, _version in _INSTALLED.items():
+    if not _version.startswith(TESTED[_package]) and os.environ.get('COURSE_UNTESTED_NBGRADER') != '1':
+        raise ImportError(f'coursetools.adapters was tested with {_package} {TESTED[_package][0]}x, not '
+                          f'{_version}: check its speed-ups against this version (or set '
+                          'COURSE_UNTESTED_NBGRADER=1 to try, or turn the c.Grading speed-ups off).')
 
 #: errors after which nbgrader stops the whole run rather than skipping a student
 FATAL_ERRORS = (sqlalchemy.exc.OperationalError, SchemaTooOldError, SchemaTooNewError, KeyboardInterrupt)
@@ -45,7 +65,7 @@ _GRADEBOOK_USERS = ('nbgrader.converters.autograde', 'nbgrader.preprocessors.ove
 
 
 @contextmanager
-def speed_ups(pooled_gradebook=False, cached_validation=False):
+def speed_ups(pooled_gradebook=False, cached_validation=False, in_process_alembic=False):
     """Apply the chosen speed-ups to nbgrader for the duration of a run (see the module's docstring)."""
     undo = []
     try:
@@ -53,6 +73,8 @@ def speed_ups(pooled_gradebook=False, cached_validation=False):
             undo.append(_pool_gradebooks())
         if cached_validation:
             undo.append(_cache_validation())
+        if in_process_alembic:
+            undo.append(_alembic_in_process())
         yield
     finally:
         for action in reversed(undo):
@@ -166,3 +188,128 @@ class _CachedJsonschema:
 
     def __getattr__(self, name):
         return getattr(self._module, name)
+
+
+def _alembic_in_process():
+    from nbgrader import api
+    real = api.get_alembic_version
+
+    def version():
+        return alembic_head() or real()
+    api.get_alembic_version = version
+
+    def undo():
+        api.get_alembic_version = real
+    return undo
+
+
+_REVISION = re.compile(r"^revision\s*=\s*['\"]([0-9A-Za-z_]+)['\"]", re.M)
+_DOWN_REVISION = re.compile(r"^down_revision\s*=\s*(.*)$", re.M)
+
+
+def alembic_head():
+    """The head revision of nbgrader's gradebook migrations, as `alembic heads` gives it, read from the scripts'
+    `revision` and `down_revision` lines; None unless there is exactly one head."""
+    from nbgrader.dbutil import ALEMBIC_DIR
+    revisions, parents = set(), set()
+    for path in glob.glob(os.path.join(ALEMBIC_DIR, 'versions', '*.py')):
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        revision, down = _REVISION.search(text), _DOWN_REVISION.search(text)
+        if revision is None or down is None:
+            return None
+        revisions.add(revision.group(1))
+        parents.update(re.findall(r"['\"]([0-9A-Za-z_]+)['\"]", down.group(1)))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 and parents <= revisions else None
+
+
+class FeedbackHTMLExporter(HTMLExporter):
+    """nbconvert's HTML exporter, writing the same document faster for a class's feedback (module docstring).
+
+    Its settings are the HTML exporter's (`c.HTMLExporter.*`), as nbgrader's feedback configures them."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._highlighters, self._markdown = {}, {}
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """What `HTMLExporter.from_notebook_node` does, with the focusable marks put in by `mark_focusable`."""
+        langinfo = nb.metadata.get('language_info', {})
+        lexer = langinfo.get('pygments_lexer', langinfo.get('name', None))
+        highlight_code = self.filters.get('highlight_code') or self._highlighter(lexer)
+        resources = self._init_resources(resources)
+        filter_data_type = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self,
+                                                 resources=resources)
+        self.register_filter('highlight_code', highlight_code)
+        self.register_filter('filter_data_type', filter_data_type)
+        html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        html, missing_alt = mark_focusable(html)
+        if missing_alt:
+            self.log.warning('Alternative text is missing on %s image(s).', missing_alt)
+        return html, resources
+
+    def _highlighter(self, lexer):
+        if lexer not in self._highlighters:
+            self._highlighters[lexer] = _Remembered(Highlight2HTML(pygments_lexer=lexer, parent=self))
+        return self._highlighters[lexer]
+
+    @jinja2.pass_context
+    def markdown2html(self, context, source):
+        cell = context.get('cell', {})
+        if cell.get('attachments') or self.embed_images:     # the page depends on more than the source
+            return HTMLExporter.markdown2html(self, context, source)
+        if source not in self._markdown:
+            self._markdown[source] = HTMLExporter.markdown2html(self, context, source)
+        return self._markdown[source]
+
+
+class _Remembered:
+    """A highlight filter that highlights each (source, language) once."""
+
+    def __init__(self, highlight):
+        self.highlight, self.done = highlight, {}
+
+    def __call__(self, source, language=None, metadata=None):
+        key = (source, language, (metadata or {}).get('magics_language'))
+        if key not in self.done:
+            self.done[key] = self.highlight(source, language, metadata)
+        return self.done[key]
+
+
+_ALT = 'No description has been provided for this image'
+_FOCUSABLE = {'jp-Cell-inputWrapper', 'jp-OutputArea-output'}
+# Comments and the text of script and style elements are not markup (as for html.parser); start tags are.
+_MARKUP = re.compile(r'<!--.*?-->|<(script|style)\b.*?</\1\s*>|<(div|img)((?:\s+[^\s"\'>/=]+(?:\s*=\s*(?:"[^"]*"|'
+                     r"'[^']*'|[^\s\"'=<>`]+))?)*)(\s*/?)>", re.S | re.I)
+_ATTRIBUTE = re.compile(r'\s+([^\s"\'>/=]+)(?:\s*=\s*("[^"]*"|\'[^\']*\'|[^\s"\'=<>`]+))?')
+
+
+def mark_focusable(html):
+    """(html with tabindex="0" on cell inputs and outputs and an alt text on images without one, the number of
+    such images): what nbconvert's HTML exporter does with BeautifulSoup, done on the text."""
+    missing_alt = 0
+
+    def mark(match):
+        nonlocal missing_alt
+        tag = match.group(2)
+        if tag is None:
+            return match.group(0)
+        attributes = match.group(3)
+        names = {m.group(1).lower(): m for m in _ATTRIBUTE.finditer(attributes)}
+        if tag.lower() == 'img':
+            if 'alt' in names:
+                return match.group(0)
+            missing_alt += 1
+            attributes += f' alt="{_ALT}"'
+        else:
+            value = names['class'].group(2) or '' if 'class' in names else ''
+            if not _FOCUSABLE & set(value.strip('"\'').split()):
+                return match.group(0)
+            if 'tabindex' in names:
+                old = names['tabindex']
+                attributes = attributes[:old.start()] + ' tabindex="0"' + attributes[old.end():]
+            else:
+                attributes += ' tabindex="0"'
+        return f'<{tag}{attributes}{match.group(4)}>'
+    return _MARKUP.sub(mark, html), missing_alt

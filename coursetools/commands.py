@@ -49,14 +49,20 @@ def run(course, command, *args, db=None):
 
 
 def _run_app(command, argv):
-    """(exit code, log) of nbgrader's app for `command`, run here."""
+    """(exit code, log) of nbgrader's app for `command`, run here, with the speed-ups `c.Grading` turns on."""
     import nbgrader.apps
+    from coursetools import adapters
+    from coursetools.grading import Grading
     log = io.StringIO()
     try:
         with contextlib.redirect_stderr(log), contextlib.redirect_stdout(log):
             app = getattr(nbgrader.apps, APPS[command])()
             app.initialize(argv)
-            app.start()
+            settings = Grading(config=app.config)
+            if settings.fast_feedback_html and 'exporter_class' not in app.config.GenerateFeedback:
+                app.config.GenerateFeedback.exporter_class = adapters.FeedbackHTMLExporter
+            with adapters.speed_ups(in_process_alembic=settings.in_process_alembic):
+                app.start()
     except SystemExit as stop:
         if stop.code not in (None, 0):
             return 1, log.getvalue()

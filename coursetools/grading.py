@@ -11,6 +11,8 @@ Settings, in nbgrader_config.py (`make grade`'s options override them)::
     c.Grading.kernels = 'forked'      # where kernels come from: 'forked', 'prestarted' or 'cold'
     c.Grading.pooled_gradebook = False    # speed-ups with nbgrader's internals (coursetools.adapters), opt-in
     c.Grading.cached_validation = False
+    c.Grading.in_process_alembic = False
+    c.Grading.fast_feedback_html = False
 """
 from __future__ import annotations
 
@@ -46,6 +48,10 @@ class Grading(Configurable):
                                         'per notebook (coursetools.adapters).').tag(config=True)
     cached_validation = Bool(False, help="Compile nbgrader's cell-metadata schema once instead of once per "
                                          'cell (coursetools.adapters).').tag(config=True)
+    in_process_alembic = Bool(False, help="Read a new gradebook's schema revision in this process instead of "
+                                          'running `alembic heads` (coursetools.adapters).').tag(config=True)
+    fast_feedback_html = Bool(False, help='Write feedback with coursetools.adapters.FeedbackHTMLExporter: the '
+                                          "same pages as nbconvert's HTML exporter, faster.").tag(config=True)
 
 
 @dataclass
@@ -100,7 +106,8 @@ class _Run:
     def run(self) -> RunReport:
         cpu = time.process_time()
         with warnings.catch_warnings(), adapters.speed_ups(pooled_gradebook=self.settings.pooled_gradebook,
-                                cached_validation=self.settings.cached_validation):
+                                cached_validation=self.settings.cached_validation,
+                                in_process_alembic=self.settings.in_process_alembic):
             # nbgrader's own "object not in session" warnings when it creates submissions (harmless)
             warnings.filterwarnings('ignore', module='nbgrader.api')
             submissions = self.pipeline.submissions(self.students)

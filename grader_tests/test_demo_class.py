@@ -4,6 +4,7 @@ import csv
 import os
 import shutil
 import subprocess
+import sys
 
 import nbformat
 
@@ -191,6 +192,27 @@ def test_feedback_split_over_processes_is_the_feedback_of_one(graded_class, tmp_
     assert sum(p.suffix == '.html' for p in written) == len(EXPECTED)
     for path in written:
         assert (copy / 'feedback' / path).read_text() == (course / 'feedback' / path).read_text(), path
+
+
+def test_make_grades_feedback_is_the_page_plain_nbgrader_writes(graded_class, tmp_path):
+    """`make grade` writes feedback with its own exporter (c.Grading.fast_feedback_html); plain
+    `nbgrader generate_feedback` with nbconvert's. Every student's page is the same document."""
+    from bs4 import BeautifulSoup
+    course, _ = graded_class
+    copy = shutil.copytree(course, tmp_path / 'course')
+    shutil.rmtree(copy / 'feedback')
+    env = dict(os.environ, PATH=os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ.get('PATH', ''))
+    plain = subprocess.run([sys.executable, '-m', 'nbgrader', 'generate_feedback', 'noughts_and_crosses', '--force'],
+                           cwd=copy, env=env, capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    pages = sorted(p.relative_to(course / 'feedback') for p in (course / 'feedback').glob('*/noughts_and_crosses/*.html'))
+    assert len(pages) == len(EXPECTED)
+    differ = 0
+    for page in pages:
+        ours, theirs = (course / 'feedback' / page).read_text(), (copy / 'feedback' / page).read_text()
+        assert str(BeautifulSoup(ours, features='html.parser')) == theirs, page
+        differ += ours != theirs
+    assert differ == len(pages)      # nbconvert's own serialisation differs in bytes: make grade used its exporter
 
 
 def test_feedback_helpers_never_given_a_share_are_stopped(tmp_path):

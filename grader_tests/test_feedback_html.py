@@ -1,0 +1,80 @@
+"""`make grade`'s feedback exporter (coursetools.adapters.FeedbackHTMLExporter, c.Grading.fast_feedback_html)
+writes the page nbconvert's HTML exporter writes, and the in-process alembic revision is the one `alembic heads`
+gives: the two speed-ups of `make grade` that plain nbgrader does not have change nothing but the time."""
+import base64
+import os
+import sqlite3
+import sys
+
+import nbformat
+from bs4 import BeautifulSoup
+from nbconvert.exporters import HTMLExporter
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from coursetools import adapters
+
+PNG = base64.b64encode(bytes.fromhex('89504e470d0a1a0a0000000d4948445200000001000000010806000000'
+                                     '1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082'))
+
+
+def awkward_notebook():
+    """Cells that exercise what the exporter marks: inputs, outputs, images with and without alt text, HTML
+    outputs with their own tabindex, markup inside scripts and comments, magics, attachments."""
+    html = ('<div class="jp-OutputArea-output extra" tabindex="3">own</div><img src="x.png">'
+            '<script>var s = \'<div class="jp-Cell-inputWrapper"><img src=y>\';</script>'
+            '<!-- <div class="jp-OutputArea-output"> --><IMG SRC="z.png" ALT="kept"/>'
+            '<div data-x="a>b" class=\'jp-OutputArea-output\'>quoted</div>')
+    cells = [
+        new_markdown_cell('# Title\n\nSome *markdown* ![no alt](pic.png) and ![](empty.png) <img src="raw.png">'),
+        new_markdown_cell('# Title\n\nSome *markdown* ![no alt](pic.png) and ![](empty.png) <img src="raw.png">'),
+        new_markdown_cell('![attached](attachment:a.png)', attachments={'a.png': {'image/png': PNG.decode()}}),
+        new_code_cell('def f(x):\n    return x < 3 and "<div>"\nprint(f(1))', outputs=[
+            new_output('stream', name='stdout', text='True <div class="jp-OutputArea-output">\n')]),
+        new_code_cell('%%bash\necho hi', outputs=[new_output('stream', name='stderr', text='warning\n')]),
+        new_code_cell('display(HTML(...))', outputs=[new_output('display_data', data={'text/html': html})]),
+        new_code_cell('plot()', outputs=[new_output('display_data', data={'image/png': PNG.decode(),
+                                                                         'text/plain': '<Figure>'})]),
+        new_code_cell('1/0', outputs=[new_output('error', ename='ZeroDivisionError', evalue='division by zero',
+                                                 traceback=['\x1b[0;31mZeroDivisionError\x1b[0m: division'])]),
+        new_code_cell('def f(x):\n    return x < 3 and "<div>"\nprint(f(1))'),
+        new_code_cell(''),
+    ]
+    nb = new_notebook(cells=cells, metadata={'language_info': {'name': 'python', 'pygments_lexer': 'ipython3'}})
+    nbformat.validate(nb)
+    return nb
+
+
+def test_fast_feedback_html_is_the_page_nbconvert_writes():
+    nb = awkward_notebook()
+    plain, _ = HTMLExporter().from_notebook_node(nb)
+    fast_exporter = adapters.FeedbackHTMLExporter()
+    fast, _ = fast_exporter.from_notebook_node(nb)
+    again, _ = fast_exporter.from_notebook_node(nb)     # with everything highlighted and rendered already
+    assert fast == again
+    assert str(BeautifulSoup(fast, features='html.parser')) == plain
+    assert plain.count('tabindex="0"') >= 10 and 'alt="No description has been provided for this image"' in plain
+
+
+def test_mark_focusable_leaves_scripts_comments_and_other_tags_alone():
+    page = ('<div class="a jp-Cell-inputWrapper b">x</div><div class="jp-Cell-input">y</div>'
+            '<script><div class="jp-OutputArea-output"></script><!-- <img src=a> --><img src=b alt="">'
+            '<style>img{}</style><IMG SRC=c>')
+    marked, missing = adapters.mark_focusable(page)
+    assert missing == 1
+    assert marked == ('<div class="a jp-Cell-inputWrapper b" tabindex="0">x</div><div class="jp-Cell-input">y</div>'
+                      '<script><div class="jp-OutputArea-output"></script><!-- <img src=a> --><img src=b alt="">'
+                      '<style>img{}</style><IMG SRC=c alt="No description has been provided for this image">')
+
+
+def test_alembic_head_is_what_alembic_says(tmp_path, monkeypatch):
+    from nbgrader import api
+    monkeypatch.setenv('PATH', os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ['PATH'])
+    assert adapters.alembic_head() == api.get_alembic_version()      # nbgrader's own: `alembic heads`
+
+    def versions(name, **speed_ups):
+        with adapters.speed_ups(**speed_ups):
+            api.Gradebook(f'sqlite:///{tmp_path / name}').close()
+        with sqlite3.connect(tmp_path / name) as db:
+            return db.execute('SELECT version_num FROM alembic_version').fetchall()
+    assert versions('fast.db', in_process_alembic=True) == versions('plain.db') == [(adapters.alembic_head(),)]
+    assert api.get_alembic_version.__module__ == 'nbgrader.api'          # undone when the run ends
