@@ -60,36 +60,62 @@ class RestoreHiddenTests(OverwriteCells):
     warns "Attribute 'checksum' for cell ... has changed!" for every test cell of every honest student. A locked
     cell whose source is exactly the gradebook's with the hidden-test regions removed is restored silently here;
     any other change to a locked cell is still reported and restored by nbgrader.
+
+    The notebook's cells are read from the gradebook once, not once per cell (`NotebookCells`).
     """
 
     def preprocess(self, nb, resources):
         self.hidden_test_remover = ClearHiddenTests(parent=self, enforce_metadata=False)
-        self.locked_sources = None
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
+        if not isinstance(self.gradebook, NotebookCells):
+            self.gradebook = NotebookCells(self.gradebook, self.notebook_id, self.assignment_id)
         grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
         if grade_id is not None:
-            source = self.locked_source(grade_id)
+            source = self.gradebook.locked_sources.get(grade_id)
             if source is not None and cell.source != source and cell.source == self.released_source(source):
                 cell.source = source
         return super().preprocess_cell(cell, resources, cell_index)
-
-    def locked_source(self, grade_id):
-        """The gradebook's source of a locked cell (None if the cell is not locked or not known), read once per
-        notebook for all its cells."""
-        if self.locked_sources is None:
-            try:
-                cells = self.gradebook.find_notebook(self.notebook_id, self.assignment_id).source_cells
-            except MissingEntry:
-                cells = []
-            self.locked_sources = {cell.name: cell.source for cell in cells if cell.locked}
-        return self.locked_sources.get(grade_id)
 
     def released_source(self, source):
         cell = new_code_cell(source)
         self.hidden_test_remover.preprocess_cell(cell, {}, 0)
         return cell.source
+
+
+class NotebookCells:
+    """A gradebook, as OverwriteCells uses it for one notebook: its source and graded cells are read once, and
+    `find_source_cell` / `find_graded_cell` for that notebook answer from them (the same rows, the same
+    MissingEntry); everything else is the gradebook's own."""
+
+    def __init__(self, gradebook, notebook_id, assignment_id):
+        self.gradebook, self.key = gradebook, (notebook_id, assignment_id)
+        try:
+            notebook = gradebook.find_notebook(notebook_id, assignment_id)
+        except MissingEntry:
+            notebook = None
+        self.source_cells = {cell.name: cell for cell in notebook.source_cells} if notebook else {}
+        self.graded_cells = ({cell.name: cell for cell in notebook.task_cells} |
+                             {cell.name: cell for cell in notebook.grade_cells}) if notebook else {}
+        self.locked_sources = {name: cell.source for name, cell in self.source_cells.items() if cell.locked}
+
+    def find_source_cell(self, name, notebook, assignment):
+        if (notebook, assignment) != self.key:
+            return self.gradebook.find_source_cell(name, notebook, assignment)
+        if name not in self.source_cells:
+            raise MissingEntry(f'No such source cell: {assignment}/{notebook}/{name}')
+        return self.source_cells[name]
+
+    def find_graded_cell(self, name, notebook, assignment):
+        if (notebook, assignment) != self.key:
+            return self.gradebook.find_graded_cell(name, notebook, assignment)
+        if name not in self.graded_cells:
+            raise MissingEntry(f'No such grade cell: {assignment}/{notebook}/{name}')
+        return self.graded_cells[name]
+
+    def __getattr__(self, name):
+        return getattr(self.gradebook, name)
 
 
 class HideHiddenTests(ClearHiddenTests):

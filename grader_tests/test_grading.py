@@ -175,3 +175,28 @@ def test_attention_notes_from_outputs():
     ])
     assert pool.attention_notes(nb) == ['timeout in cell loop: Cell did not finish within 180 s',
                                         'kernel death in cell 2: The kernel died']
+
+
+def test_restore_hidden_tests_reads_the_cells_the_gradebook_holds(released):
+    """RestoreHiddenTests answers nbgrader's per-cell lookups from one read of the notebook's cells
+    (coursetools.autograde.NotebookCells): the same rows, and the same MissingEntry, as the gradebook's queries."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from coursetools.autograde import NotebookCells
+    with Gradebook('sqlite:///' + str(released / 'gradebook.db')) as gb:
+        cells = NotebookCells(gb, ASSIGNMENT, ASSIGNMENT)
+        notebook = gb.find_notebook(ASSIGNMENT, ASSIGNMENT)
+        names = [cell.name for cell in notebook.source_cells]
+        assert len(names) > 20
+        for name in names + ['no-such-cell']:
+            for lookup in ('find_source_cell', 'find_graded_cell'):
+                try:
+                    expected = getattr(gb, lookup)(name, ASSIGNMENT, ASSIGNMENT)
+                except MissingEntry as missing:
+                    expected = str(missing)
+                try:
+                    got = getattr(cells, lookup)(name, ASSIGNMENT, ASSIGNMENT)
+                except MissingEntry as missing:
+                    got = str(missing)
+                assert got is expected or got == expected, (lookup, name)
+        assert any(cell.name in cells.graded_cells for cell in notebook.task_cells + notebook.grade_cells)
+        assert cells.find_notebook(ASSIGNMENT, ASSIGNMENT) is notebook      # anything else: the gradebook's own
