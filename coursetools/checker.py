@@ -87,12 +87,13 @@ class Proxy:
         sys.stdout.write(outcome.printed)
         return outcome.result()
 
-    def each(self, calls, shared=None, count=False):
-        """Outcomes of many calls, fetched from the kernel in growing batches while they are consumed (a check
-        that stops at the first wrong answer does not pay for the rest). Arguments that are `answers.Shared`
-        are one object in the kernel for all the calls (and for the batches after); `shared` receives them."""
+    def each(self, calls, shared=None, count=False, first=8):
+        """Outcomes of many calls, fetched from the kernel in batches growing from `first` while they are
+        consumed (a check that stops at the first wrong answer does not pay for the rest). Arguments that are
+        `answers.Shared` are one object in the kernel for all the calls (and for the batches after); `shared`
+        receives them."""
         calls = [tuple(arguments) for arguments in calls]
-        start, size = 0, 8
+        start, size = 0, max(1, first)
         while start < len(calls):
             last = start + size >= len(calls)
             yield from self._session.call(self.__name__, calls[start:start + size], count=count,

@@ -210,7 +210,7 @@ def _triple(got, call):
 
 def score_counted_values(score_counted):
     finished = [(board, player) for board in finished_positions()[::5] for player in 'xo']
-    for (board, player), got in _each(score_counted, 'score_counted', finished):
+    for (board, player), got in _each(score_counted, 'score_counted', finished, first=calls.QUICK):
         call = f'score_counted(board, {player!r})'
         value, move, _ = _triple(got, call)
         expected = oracle.outcome(board)
@@ -228,7 +228,8 @@ def score_counted_values(score_counted):
 
 
 def score_counted_positions(score_counted):
-    for (board, player), got in _each(score_counted, 'score_counted', _to_move(finished_positions()[::5])):
+    for (board, player), got in _each(score_counted, 'score_counted', _to_move(finished_positions()[::5]),
+                                      first=calls.QUICK):
         *_, count = _triple(got, 'score_counted')
         assert count == 1, (f'score_counted counted {count!r} positions on a finished board; it visits just that '
                             f'one board, so the count is 1:\n{picture(board)}')
@@ -249,7 +250,8 @@ def _alphabeta_sample():
 
 
 def alphabeta_values(alphabeta):
-    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(finished_positions()[::5], -INF, INF)):
+    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(finished_positions()[::5], -INF, INF),
+                                          first=calls.QUICK):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
         value, move = _pair(got, call)
         expected = oracle.outcome(board)
@@ -328,7 +330,8 @@ def score_memo_table(score_memo):
 # --- task 4: evaluate and score_depth ---------------------------------------------------------------------
 
 def evaluate_open_lines(evaluate):
-    for (board,), got in _each(evaluate, 'evaluate', [(board,) for board in oracle.reachable_positions()]):
+    for (board,), got in _each(evaluate, 'evaluate', [(board,) for board in oracle.reachable_positions()],
+                               first=calls.QUICK):
         expected = analysis.evaluation(board)
         assert _is_number(got) and math.isclose(got, expected, abs_tol=1e-9), (
             f'evaluate returned {got!r} but should return {expected:g} '
@@ -432,14 +435,16 @@ def _as_nested(got):
 def canonical_symmetry(canonical):
     positions = oracle.reachable_positions()
     classes, checked = set(), []
-    for number, ((board,), got) in enumerate(_each(canonical, 'canonical', [(board,) for board in positions])):
+    for number, ((board,), got) in enumerate(_each(canonical, 'canonical', [(board,) for board in positions],
+                                                   first=calls.QUICK)):
         got = _as_nested(got)
         assert got in analysis.images(board), (
             f'canonical returned\n{picture(got)}\nwhich is not a rotation or reflection of\n{picture(board)}')
         classes.add(got)
         if number % 7 == 0:
             checked.extend((board, got, image) for image in analysis.images(board))
-    for (board, got, image), (_, other) in zip(checked, _each(canonical, 'canonical', [(c[2],) for c in checked])):
+    for (board, got, image), (_, other) in zip(checked, _each(canonical, 'canonical', [(c[2],) for c in checked],
+                                                              first=calls.QUICK)):
         other = _as_nested(other)
         assert other == got, (
             f'canonical gives different boards for two rotations or reflections of the same position:\n'

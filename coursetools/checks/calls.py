@@ -24,15 +24,20 @@ def is_proxy(function):
     return callable(getattr(function, 'each', None)) and callable(getattr(function, 'counted', None))
 
 
-def outcomes(function, name, calls, shared=None, count=False):
+QUICK = 128     # the first batch for calls that answer at once (a board's lines, its empty squares, a move)
+
+
+def outcomes(function, name, calls, shared=None, count=False, first=8):
     """(arguments, outcome) for each argument tuple in `calls`, computed as they are consumed.
 
     `shared`: a dict that receives the final contents of the `answers.Shared` arguments (one object for all the
     calls, such as a memo table). `count`: each outcome's `count` is the number of calls made through the
-    global `name` (the function's recursion), the first one included."""
+    global `name` (the function's recursion), the first one included. `first`: how many calls the first batch
+    sent to the kernel holds (then 4 times as many each time): small where one call may search a whole game
+    tree, `QUICK` where every call answers at once, since each batch is a round trip."""
     calls = [tuple(arguments) for arguments in calls]
     if is_proxy(function):
-        yield from zip(calls, function.each(calls, shared=shared, count=count))
+        yield from zip(calls, function.each(calls, shared=shared, count=count, first=first))
         return
     require_function(function, name)
     local_shared = {}

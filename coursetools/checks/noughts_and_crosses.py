@@ -214,10 +214,10 @@ def _call(function, name, *args):
     return calls.call(function, name, picture, *args)
 
 
-def _each(function, name, arguments):
-    """(arguments, value) for each argument tuple, values fetched as they are needed; a call that raised
-    becomes an AssertionError naming the call."""
-    for args, outcome in calls.outcomes(function, name, arguments):
+def _each(function, name, arguments, first=8):
+    """(arguments, value) for each argument tuple, values fetched as they are needed (`first`: see
+    `calls.outcomes`); a call that raised becomes an AssertionError naming the call."""
+    for args, outcome in calls.outcomes(function, name, arguments, first=first):
         yield args, calls.value(outcome, name, args, picture)
 
 
@@ -287,7 +287,8 @@ def print_state_format(print_state):
         (('x', 'x', 'x'), ('x', 'x', 'x'), ('x', 'x', 'x')),
         (('o', 'o', 'o'), ('o', 'o', 'o'), ('o', 'o', 'o')),
     ]
-    for (board,), outcome in calls.outcomes(print_state, 'print_state', [(board,) for board in boards]):
+    for (board,), outcome in calls.outcomes(print_state, 'print_state', [(board,) for board in boards],
+                                            first=calls.QUICK):
         calls.value(outcome, 'print_state', (board,), picture)
         expected = ['|'.join(row).rstrip() for row in board]
         got = _lines(outcome.printed)
@@ -308,7 +309,7 @@ def _line_kinds(board):
 
 
 def _check_score_end(score_end, boards):
-    for (board,), got in _each(score_end, 'score_end', [(board,) for board in boards]):
+    for (board,), got in _each(score_end, 'score_end', [(board,) for board in boards], first=calls.QUICK):
         expected = oracle.outcome(board)
         correct = got is None if expected is None else (
             got is not None and not isinstance(got, str) and got == expected)
@@ -339,7 +340,7 @@ def _as_board(result):
 def play_move(play):
     moves = [(board, row, col, mark) for board in oracle.reachable_positions()[::7]
              for row, col in oracle.empty_cells(board) for mark in 'xo']
-    for (board, row, col, mark), got in _each(play, 'play', moves):
+    for (board, row, col, mark), got in _each(play, 'play', moves, first=calls.QUICK):
         got = _as_board(got)
         expected = oracle.place(board, row, col, mark)
         assert got == expected, (
@@ -357,7 +358,7 @@ def play_move(play):
 def play_types(play):
     moves = [(board, row, col, 'x') for board in oracle.reachable_positions()[::97]
              for row, col in oracle.empty_cells(board)[:2]]
-    for (board, row, col, _), got in _each(play, 'play', moves):
+    for (board, row, col, _), got in _each(play, 'play', moves, first=calls.QUICK):
         where = f'play(board, {row}, {col}, \'x\') on\n{picture(board)}\n'
         assert type(got) is tuple, f'{where}returned a {type(got).__name__}; it must return a tuple of tuples'
         assert len(got) == 3, f'{where}returned {len(got)} rows; a board has 3'
@@ -387,7 +388,7 @@ def moves_empty_cells(moves):
         (('x', ' ', 'x'), ('o', 'o', 'o'), (' ', 'x', ' ')),
     ]
     boards = list(oracle.reachable_positions()) + extra
-    for (board,), got in _each(moves, 'moves', [(board,) for board in boards]):
+    for (board,), got in _each(moves, 'moves', [(board,) for board in boards], first=calls.QUICK):
         expected = oracle.empty_cells(board)
         assert isinstance(got, list), f'moves returned a {type(got).__name__}; it must return a list, for\n{picture(board)}'
         as_pairs = [_as_move(move) for move in got]
@@ -415,7 +416,7 @@ def _unpack_score(got, board, player):
 
 def score_finished(score):
     positions = [(board, player) for board in finished_positions() for player in 'xo']
-    for (board, player), got in _each(score, 'score', positions):
+    for (board, player), got in _each(score, 'score', positions, first=calls.QUICK):     # the game is over
         value, move = _unpack_score(got, board, player)
         expected = oracle.outcome(board)
         assert move is None and not isinstance(value, str) and value == expected, (
