@@ -85,18 +85,29 @@ def run_separately(course, command, *args, db=None, check=True):
 class Feedback:
     """`nbgrader generate_feedback <assignment> --force`, split over the cores: each share of the students (the
     others left out with nbgrader's own `student_id_exclude`) is converted by its own process, the first one by
-    this process. The other processes are started when this object is made, so that they import nbgrader while
-    autograde runs; they wait for their share and exit if never given one."""
+    this process. The other processes are started by `start_helpers` (`make grade` calls it when autograde's
+    workers begin to fall idle, so that they import nbgrader while the last notebooks run), or by `run`; they
+    wait for their share and exit if never given one."""
 
-    def __init__(self, course, assignment, expected, db=None, processes=None, min_share=MIN_PER_PROCESS):
+    def __init__(self, course, assignment, expected, db=None, processes=None, min_share=MIN_PER_PROCESS,
+                 start=True):
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
         processes = processes or os.cpu_count() or 1
         self.processes = max(1, min(processes, expected // min_share))
-        self.helpers = [subprocess.Popen([sys.executable, '-m', 'coursetools.commands'], cwd=course.root, env=_env(),
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         text=True) for _ in range(self.processes - 1)]
+        self.helpers, self.started = [], False
+        if start:
+            self.start_helpers()
+
+    def start_helpers(self):
+        if self.started:
+            return
+        self.started = True
+        self.helpers = [subprocess.Popen([sys.executable, '-m', 'coursetools.commands'], cwd=self.course.root,
+                                         env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, text=True) for _ in range(self.processes - 1)]
 
     def run(self, students):
+        self.start_helpers()
         students = sorted(students)
         count = max(1, min(self.processes, len(students) // self.min_share))
         if any(',' in student for student in students):

@@ -29,6 +29,7 @@ import weakref
 from queue import Empty
 from typing import Any, Optional
 
+import jupyter_client
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient.client import NotebookClient
@@ -94,6 +95,43 @@ class _KernelGone(Exception):
     def __init__(self, ename: str, message: str):
         super().__init__(message)
         self.ename, self.message = ename, message
+
+
+async def wait_until_ready(kc, timeout):
+    """Wait until the kernel answers on its shell channel and its IOPub channel is connected: the handshake of
+    jupyter_client's `wait_for_ready`, which then waits for 0.2 s of silence on IOPub (0.2 s more per notebook,
+    half of a forked kernel's start). Here IOPub is drained up to the kernel's idle status for the handshake's own
+    request, the last message it sends for it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        request = kc.kernel_info()
+        try:
+            reply = await kc.shell_channel.get_msg(timeout=1)
+        except Empty:
+            reply = None
+        if reply is not None and reply['msg_type'] == 'kernel_info_reply':
+            if await _idle_seen(kc, request, 0.2):
+                version = int(reply['content']['protocol_version'].split('.')[0])
+                if version != jupyter_client.protocol_version_info[0]:
+                    kc.session.adapt_version = version     # as jupyter_client does for an older kernel
+                return
+        if not await kc.is_alive():
+            raise RuntimeError('Kernel died before replying to kernel_info')
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
+
+
+async def _idle_seen(kc, request, timeout):
+    """True once IOPub carried the kernel's idle status for `request`; False if IOPub stayed silent for
+    `timeout` (not connected yet: the handshake starts over)."""
+    while True:
+        try:
+            message = await kc.iopub_channel.get_msg(timeout=timeout)
+        except Empty:
+            return False
+        if (message['msg_type'] == 'status' and message['parent_header'].get('msg_id') == request
+                and message['content'].get('execution_state') == 'idle'):
+            return True
 
 
 class SandboxedExecute(Execute):
@@ -202,7 +240,7 @@ class SandboxedExecute(Execute):
             await km.start_kernel(extra_arguments=extra, cwd=place.workdir)
             kc = km.client()
             kc.start_channels()
-            await kc.wait_for_ready(timeout=self.startup_timeout)
+            await wait_until_ready(kc, self.startup_timeout)
         except Exception as error:
             try:
                 await km.shutdown_kernel(now=True)

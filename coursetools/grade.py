@@ -47,7 +47,8 @@ def check_environment(course):
 
 
 def autograde(course, assignment, db=None, options=(), sequential=False, **settings):
-    """Stage repaired copies of the submissions, then autograde them; returns ({student: notes}, run report)."""
+    """Stage repaired copies of the submissions, then autograde them; returns ({student: notes}, run report).
+    `settings`: those of `grading.autograde`."""
     notes = repair.stage(course.root, assignment, course.staging)
     for student, student_notes in notes.items():
         for note in student_notes:
@@ -128,12 +129,14 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
         with phases.start(f'{assignment}: release'):
             print(f'== {assignment}: release', flush=True)
             commands.run(course, 'generate_assignment', assignment, '--force', db=db)
-        # feedback's helper processes start now, so that they import nbgrader while autograde runs
-        with commands.Feedback(course, assignment, len(course.students(assignment)), db=db) as feedback:
+        # feedback's helper processes start when autograde's workers begin to fall idle, and import nbgrader then
+        with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
+                               start=sequential) as feedback:
             with phases.start(f'{assignment}: autograde'):
                 print(f'== {assignment}: autograde', flush=True)
+                tail = {} if sequential else {'on_tail': feedback.start_helpers}
                 notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
-                                                    sequential=sequential, **settings)
+                                                    sequential=sequential, **settings, **tail)
                 write_status(course, assignment, notes)
             with phases.start(f'{assignment}: feedback'):
                 print(f'== {assignment}: feedback', flush=True)

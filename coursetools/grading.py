@@ -73,19 +73,20 @@ class RunReport:
 
 
 def autograde(assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None, workers=None,
-              kernels=None, progress=True, notes=None, options=(), stream=None) -> RunReport:
+              kernels=None, progress=True, notes=None, options=(), stream=None, on_tail=None) -> RunReport:
     """Autograde every submission of `assignment` in the course folder (the current one).
 
     `submitted_dir`: read submissions from there instead of submitted/ (a repaired copy); `students`: only
     these; `scheduler`, `workers`, `kernels`: override the settings; `notes`: {student: [notes]} known
-    beforehand, shown on the student's status line; `options`: nbgrader settings, as on its command line."""
+    beforehand, shown on the student's status line; `options`: nbgrader settings, as on its command line;
+    `on_tail`: called once when no more notebooks are waiting for a worker (workers start to fall idle)."""
     return _Run(assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, notes, options,
-                stream).run()
+                stream, on_tail).run()
 
 
 class _Run:
     def __init__(self, assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, notes,
-                 options, stream):
+                 options, stream, on_tail=None):
         self.assignment, self.students = assignment, students
         self.report = RunReport()
         self.known_notes = {student: list(found) for student, found in (notes or {}).items()}
@@ -97,6 +98,7 @@ class _Run:
         self.workers = workers or self.settings.workers or None
         self.kernels = kernels or self.settings.kernels
         self.show_progress, self.stream = progress, stream
+        self.on_tail = on_tail
         self.cluster = None
         self.pending = {}
 
@@ -194,7 +196,7 @@ class _Run:
         finally:
             self._time('prepare', time.perf_counter() - started)
         if prepared is None:            # nbgrader would skip it too
-            self.progress.advance()
+            self._advance()
         return prepared
 
     def _submit(self, completed, submission, prepared):
@@ -244,7 +246,13 @@ class _Run:
         finally:
             self._time('finish', time.perf_counter() - started)
         self._status(submission.student)
+        self._advance()
+
+    def _advance(self):
         self.progress.advance()
+        if self.on_tail is not None and self.progress.total - self.progress.done <= (self.report.workers or 1):
+            on_tail, self.on_tail = self.on_tail, None
+            on_tail()
 
     def _fail(self, submission, error, note=None, advance=True):
         self.pipeline.discard(submission)
@@ -256,7 +264,7 @@ class _Run:
         self.report.errors[submission.student] = ''.join(traceback.format_exception(error))
         if advance:
             self._status(submission.student)
-            self.progress.advance()
+            self._advance()
 
     def _status(self, student):
         for note in self.known_notes.pop(student, []):

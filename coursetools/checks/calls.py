@@ -24,7 +24,7 @@ def is_proxy(function):
     return callable(getattr(function, 'each', None)) and callable(getattr(function, 'counted', None))
 
 
-QUICK = 128     # the first batch for calls that answer at once (a board's lines, its empty squares, a move)
+QUICK = 512     # the first batch for calls that answer at once (a board's lines, its empty squares, a move)
 
 
 def outcomes(function, name, calls, shared=None, count=False, first=8):
