@@ -26,8 +26,8 @@ grader_tests/test_feedback_html.py that the marks and the feedback are the same 
   (a class's notebooks share most of their cells). The page is the same document: parsed, it is what nbconvert
   writes.
 
-The patches are undone when the run ends. The module checks the installed versions when it is imported and refuses a
-version it was not tested with (set COURSE_UNTESTED_NBGRADER=1 to try anyway).
+The patches are undone when the run ends. The module checks the installed versions when it is imported and
+refuses a version it was not tested with (set COURSE_UNTESTED_NBGRADER=1 to try anyway).
 """
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ async def wait_until_ready(kc, timeout):
         except Empty:
             reply = None
         if reply is not None and reply['msg_type'] == 'kernel_info_reply':
-            if await _idle_seen(kc, request, 0.2):
+            if await _idle_seen(kc, request, 0.2, deadline):
                 version = int(reply['content']['protocol_version'].split('.')[0])
                 if version != jupyter_client.protocol_version_info[0]:
                     kc.session.adapt_version = version     # as jupyter_client does for an older kernel
@@ -121,10 +121,10 @@ async def wait_until_ready(kc, timeout):
             raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
 
 
-async def _idle_seen(kc, request, timeout):
+async def _idle_seen(kc, request, timeout, deadline):
     """True once IOPub carried the kernel's idle status for `request`; False if IOPub stayed silent for
-    `timeout` (not connected yet: the handshake starts over)."""
-    while True:
+    `timeout` (not connected yet: the handshake starts over) or the deadline passed."""
+    while time.monotonic() < deadline:
         try:
             message = await kc.iopub_channel.get_msg(timeout=timeout)
         except Empty:
@@ -132,6 +132,7 @@ async def _idle_seen(kc, request, timeout):
         if (message['msg_type'] == 'status' and message['parent_header'].get('msg_id') == request
                 and message['content'].get('execution_state') == 'idle'):
             return True
+    return False
 
 
 class SandboxedExecute(Execute):

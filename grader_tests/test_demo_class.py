@@ -205,7 +205,8 @@ def test_make_grades_feedback_is_the_page_plain_nbgrader_writes(graded_class, tm
     plain = subprocess.run([sys.executable, '-m', 'nbgrader', 'generate_feedback', 'noughts_and_crosses', '--force'],
                            cwd=copy, env=env, capture_output=True, text=True)
     assert plain.returncode == 0, plain.stdout + plain.stderr
-    pages = sorted(p.relative_to(course / 'feedback') for p in (course / 'feedback').glob('*/noughts_and_crosses/*.html'))
+    pages = sorted(page.relative_to(course / 'feedback')
+                   for page in (course / 'feedback').glob('*/noughts_and_crosses/*.html'))
     assert len(pages) == len(EXPECTED)
     differ = 0
     for page in pages:
