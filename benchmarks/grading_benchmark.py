@@ -9,11 +9,12 @@ instead. Two identical copies of the course are graded, each as an instructor wo
     ours:  python -m coursetools.grade <assignment>    (the same four steps, autograde in parallel, plus reports)
 
 It prints the wall times (total and per phase) and their ratios (targets: autograde <= 1/3, the whole run
-<= 0.4), whether the marks agree cell for cell, the machine's busy CPU, how busy the workers were, and what the
-trusted checker's calls into the kernels cost per notebook.
+<= 0.4), whether the marks agree cell for cell, the machine's busy CPU (with --cpu-by-process, also by kind of
+process: kernels, checkers, the grading process, ...), how busy the workers were, how long fewer notebooks ran
+than there are cores (the tail), and what the trusted checker's calls into the kernels cost per notebook.
 
     .venv/bin/python benchmarks/grading_benchmark.py [--class varied|demo] [--students 40] [--repeat 1]
-                                                     [--workers N] [--keep] [--no-floor]
+                                                     [--workers N] [--keep] [--no-floor] [--cpu-by-process]
 
 Last, the floor (benchmarks/floor.py): the CPU the class's own code and the checks need, divided by the cores.
 """
@@ -26,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import nbformat
@@ -83,6 +85,75 @@ def busy_cpu():
     return (sum(fields) - fields[3] - fields[4]) / os.sysconf('SC_CLK_TCK')
 
 
+class CpuByProcess:
+    """The machine's busy CPU while a run goes on and, with `sample` (--cpu-by-process), the CPU seconds by kind
+    of process: every process is read from /proc five times a second (which costs some CPU itself), and the busy
+    CPU that no sampled process accounts for (the sampler, the system, the last moments of short processes)
+    is 'the rest of the machine'."""
+
+    sample = False
+
+    KINDS = (('fork_server.py', 'kernels'), ('ipykernel', 'kernels'), ('coursetools.checker', 'checkers'),
+             ('coursetools.commands', 'feedback helpers'), ('coursetools.grade', 'grading process'),
+             ('-m nbgrader', 'nbgrader processes'))
+
+    def __enter__(self):
+        self.kinds, self.cpu, self.busy = {}, {}, busy_cpu()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        if self.sample:
+            self.thread.start()
+        return self
+
+    def _sample(self):
+        tick = os.sysconf('SC_CLK_TCK')
+        while True:
+            for pid in filter(str.isdigit, os.listdir('/proc')):
+                try:
+                    with open(f'/proc/{pid}/stat') as f:
+                        stat = f.read()
+                    fields = stat[stat.rindex(')') + 2:].split()
+                    key = (pid, fields[19])             # a pid with its start time: one process
+                    if self.kinds.get(key) is None:     # not known yet (an ended process has no command line)
+                        with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                            command = f.read().replace(b'\0', b' ').decode(errors='replace')
+                        self.kinds[key] = next((name for pattern, name in self.KINDS if pattern in command), None)
+                except OSError:
+                    continue
+                self.cpu[key] = (int(fields[11]) + int(fields[12])) / tick
+            if self.done.wait(0.2):
+                return
+
+    def __exit__(self, *exc):
+        self.done.set()
+        if self.sample:
+            self.thread.join()
+        self.total = busy_cpu() - self.busy
+
+    def by_kind(self):
+        """{kind: CPU-s} of the processes that ran during the run, largest first."""
+        found = {}
+        for key, kind in self.kinds.items():
+            if kind is not None:
+                found[kind] = found.get(kind, 0.0) + self.cpu[key]
+        found['rest of the machine'] = max(0.0, self.total - sum(found.values()))
+        return dict(sorted(found.items(), key=lambda item: -item[1]))
+
+
+def fewer_than_cores(timings, cores):
+    """Seconds of the autograde phase's execution during which fewer notebooks ran than there are cores."""
+    spans = sorted((t['started'], t['started'] + t['execute']) for t in timings if 'started' in t)
+    if not spans:
+        return 0.0
+    events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    seconds, running, last = 0.0, 0, events[0][0]
+    for moment, change in events:
+        if running < cores:
+            seconds += moment - last
+        running, last = running + change, moment
+    return seconds
+
+
 def timed(command, course):
     started = time.perf_counter()
     result = subprocess.run(command, cwd=course, env=env(), capture_output=True, text=True)
@@ -94,12 +165,12 @@ def timed(command, course):
 
 def run_plain(course):
     nbgrader = [sys.executable, '-m', 'nbgrader']
-    cpu = busy_cpu()
-    phases = {'release': timed(nbgrader + ['generate_assignment', ASSIGNMENT, '--force'], course),
-              'autograde': timed(nbgrader + ['autograde', ASSIGNMENT, '--force'], course),
-              'feedback': timed(nbgrader + ['generate_feedback', ASSIGNMENT, '--force'], course),
-              'export': timed(nbgrader + ['export'], course)}
-    return sum(phases.values()), phases, busy_cpu() - cpu
+    with CpuByProcess() as cpu:
+        phases = {'release': timed(nbgrader + ['generate_assignment', ASSIGNMENT, '--force'], course),
+                  'autograde': timed(nbgrader + ['autograde', ASSIGNMENT, '--force'], course),
+                  'feedback': timed(nbgrader + ['generate_feedback', ASSIGNMENT, '--force'], course),
+                  'export': timed(nbgrader + ['export'], course)}
+    return sum(phases.values()), phases, cpu
 
 
 def run_ours(course, workers):
@@ -107,11 +178,11 @@ def run_ours(course, workers):
     command = [sys.executable, '-m', 'coursetools.grade', ASSIGNMENT, '--no-progress', '--json', str(out)]
     if workers:
         command += ['--workers', str(workers)]
-    cpu = busy_cpu()
-    wall = timed(command, course)
+    with CpuByProcess() as cpu:
+        wall = timed(command, course)
     report = json.loads(out.read_text())
     report.setdefault('phases', {})
-    return wall, report, busy_cpu() - cpu
+    return wall, report, cpu
 
 
 def marks(course):
@@ -133,7 +204,10 @@ def main():
     parser.add_argument('--repeat', type=int, default=1, help='alternate plain and ours this many times')
     parser.add_argument('--keep', action='store_true', help='keep the temporary courses')
     parser.add_argument('--no-floor', action='store_true', help='skip measuring the floor (benchmarks/floor.py)')
+    parser.add_argument('--cpu-by-process', action='store_true',
+                        help='also print the CPU of kernels, checkers, the grading process ... (sampling costs CPU)')
     args = parser.parse_args()
+    CpuByProcess.sample = args.cpu_by_process
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix='grading-bench-'))
     try:
@@ -185,8 +259,11 @@ def report(runs, n):
         print(f'  {name:10} {phases[name] if name in phases else 0:7.1f} | {"" if mine is None else f"{mine:7.1f}"}')
     print(f'  {"total":10} {plain_wall:7.1f} | {our_wall:7.1f}  (ours also starts up once, stages repaired copies, '
           'prints the table)')
-    print(f'busy CPU, whole machine: plain {plain_cpu:.1f} s ({plain_cpu / plain_wall / cores:.0%} of {cores} cores), '
-          f'ours {our_cpu:.1f} s ({our_cpu / our_wall / cores:.0%})')
+    print(f'busy CPU, whole machine: plain {plain_cpu.total:.1f} s ({plain_cpu.total / plain_wall / cores:.0%} of '
+          f'{cores} cores), ours {our_cpu.total:.1f} s ({our_cpu.total / our_wall / cores:.0%})')
+    for side, cpu in (('plain', plain_cpu), ('ours', our_cpu)) if CpuByProcess.sample else ():
+        print(f'  {side:5} CPU-s by process: ' + ', '.join(f'{kind} {seconds:.1f}' for kind, seconds in
+                                                            cpu.by_kind().items()))
     timings = grading['timings']
 
     def mean(key):
@@ -195,7 +272,8 @@ def report(runs, n):
     executing = sum(t.get('execute', 0) for t in timings)
     print(f'\nautograde, ours: {len(timings)} notebooks on {grading["workers"]} workers, busy '
           f'{executing / (grading["workers"] * grading["wall"]):.0%}; slowest notebook '
-          f'{max((t.get("execute", 0) for t in timings), default=0):.1f} s')
+          f'{max((t.get("execute", 0) for t in timings), default=0):.1f} s; fewer notebooks running than cores for '
+          f'{fewer_than_cores(timings, cores):.1f} s')
     print('  per notebook: kernel start {:.2f} s, student cells {:.2f} s, test cells {:.2f} s (of which waiting '
           'for the kernel\'s answers {:.2f} s), {:.0f} calls into the kernel'.format(
               mean('kernel_start'), mean('kernel_cells'), mean('test_cells'), mean('call_seconds'), mean('calls')))

@@ -87,9 +87,10 @@ class Proxy:
         sys.stdout.write(outcome.printed)
         return outcome.result()
 
-    def each(self, calls, shared=None, count=False, first=8):
+    def each(self, calls, shared=None, count=False, first=8, rest_at_once=False):
         """Outcomes of many calls, fetched from the kernel in batches growing from `first` while they are
-        consumed (a check that stops at the first wrong answer does not pay for the rest). Arguments that are
+        consumed (a check that stops at the first wrong answer does not pay for the rest); with `rest_at_once`
+        (calls that answer at once) all the calls after the first batch are the second. Arguments that are
         `answers.Shared` are one object in the kernel for all the calls (and for the batches after); `shared`
         receives them."""
         calls = [tuple(arguments) for arguments in calls]
@@ -99,7 +100,7 @@ class Proxy:
             yield from self._session.call(self.__name__, calls[start:start + size], count=count,
                                           shared=shared if last else None)
             start += size
-            size = min(size * 4, 2048)
+            size = len(calls) if rest_at_once else min(size * 4, 2048)
 
     def counted(self, *arguments):
         """(result, calls): one call, counting the calls made through the function's global name."""

@@ -46,9 +46,18 @@ def check_environment(course):
                          f'Grade with that folder\'s own environment: run `make grade` in {course.root}.')
 
 
-def autograde(course, assignment, db=None, options=(), sequential=False, **settings):
-    """Stage repaired copies of the submissions, then autograde them; returns ({student: notes}, run report).
-    `settings`: those of `grading.autograde`."""
+def start_workers(course, assignment, db=None, options=(), sequential=False, **settings):
+    """The autograde run of `assignment`, its workers starting now (`grading.start`), or None with
+    `sequential`. `settings`: those of `grading.start`."""
+    if sequential:
+        return None
+    from coursetools import grading
+    return grading.start(assignment, db_url=db, submitted_dir=course.staging, options=options, **settings)
+
+
+def autograde(course, assignment, db=None, options=(), sequential=False, started=None, on_tail=None):
+    """Stage repaired copies of the submissions, then autograde them (in `started`, the run from
+    `start_workers`, unless `sequential`); returns ({student: notes}, run report)."""
     notes = repair.stage(course.root, assignment, course.staging)
     for student, student_notes in notes.items():
         for note in student_notes:
@@ -57,9 +66,7 @@ def autograde(course, assignment, db=None, options=(), sequential=False, **setti
     if sequential:
         sequential_autograde(course, assignment, notes, db, options)
     else:
-        from coursetools import grading
-        run = grading.autograde(assignment, db_url=db, submitted_dir=course.staging, notes=notes, options=options,
-                                **settings)
+        run = started.run(notes=notes, on_tail=on_tail)
         for student, student_notes in run.notes.items():
             notes[student] = list(dict.fromkeys(notes.get(student, []) + student_notes))
     ungraded = [s for s in notes if not list((course.staging / s / assignment).glob('*.ipynb'))]
@@ -126,21 +133,27 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
     phases = Phases()
     runs = {}
     for assignment in graded:
-        with phases.start(f'{assignment}: release'):
-            print(f'== {assignment}: release', flush=True)
-            commands.run(course, 'generate_assignment', assignment, '--force', db=db)
-        # feedback's helper processes start when autograde's workers begin to fall idle, and import nbgrader then
-        with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
-                               start=sequential) as feedback:
-            with phases.start(f'{assignment}: autograde'):
-                print(f'== {assignment}: autograde', flush=True)
-                tail = {} if sequential else {'on_tail': feedback.start_helpers}
-                notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
-                                                    sequential=sequential, **settings, **tail)
-                write_status(course, assignment, notes)
-            with phases.start(f'{assignment}: feedback'):
-                print(f'== {assignment}: feedback', flush=True)
-                feedback.run(course.graded_students(assignment))
+        # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
+        started = start_workers(course, assignment, db=db, options=options, sequential=sequential, **settings)
+        try:
+            with phases.start(f'{assignment}: release'):
+                print(f'== {assignment}: release', flush=True)
+                commands.run(course, 'generate_assignment', assignment, '--force', db=db)
+            # feedback's helper processes start when autograde's workers begin to fall idle, and import nbgrader
+            with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
+                                   start=sequential) as feedback:
+                with phases.start(f'{assignment}: autograde'):
+                    print(f'== {assignment}: autograde', flush=True)
+                    notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
+                                                        sequential=sequential, started=started,
+                                                        on_tail=feedback.start_helpers)
+                    write_status(course, assignment, notes)
+                with phases.start(f'{assignment}: feedback'):
+                    print(f'== {assignment}: feedback', flush=True)
+                    feedback.run(course.graded_students(assignment))
+        finally:
+            if started is not None:
+                started.close()
     if graded:
         with phases.start('export'):
             export(course, db=db)

@@ -4,6 +4,10 @@ after another (`coursetools.pipeline`). So only this process writes the gradeboo
 
     report = grading.autograde('noughts_and_crosses')     # in the course folder; see `autograde` for options
 
+    run = grading.start('noughts_and_crosses')             # the workers start now, in the background ...
+    report = run.run()                                     # ... and grade when the submissions are ready
+    run.close()
+
 Settings, in nbgrader_config.py (`make grade`'s options override them)::
 
     c.Grading.scheduler = ''          # an existing Dask scheduler (tcp://host:8786); '' starts a LocalCluster
@@ -80,17 +84,31 @@ def autograde(assignment, *, db_url=None, submitted_dir=None, students=None, sch
     these; `scheduler`, `workers`, `kernels`: override the settings; `notes`: {student: [notes]} known
     beforehand, shown on the student's status line; `options`: nbgrader settings, as on its command line;
     `on_tail`: called once when no more notebooks are waiting for a worker (workers start to fall idle)."""
-    return _Run(assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, notes, options,
-                stream, on_tail).run()
+    run = start(assignment, db_url=db_url, submitted_dir=submitted_dir, students=students, scheduler=scheduler,
+                workers=workers, kernels=kernels, progress=progress, options=options, stream=stream)
+    try:
+        return run.run(notes=notes, on_tail=on_tail)
+    finally:
+        run.close()
 
 
-class _Run:
-    def __init__(self, assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, notes,
-                 options, stream, on_tail=None):
+def start(assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None, workers=None,
+          kernels=None, progress=True, options=(), stream=None) -> Run:
+    """An autograde run (the arguments of `autograde`) whose workers start now, in the background: the Dask
+    cluster, and in each slot the kernels' fork server and the checker. `make grade` starts them before it
+    releases the assignment and stages the submissions, which keep one core busy and leave the other idle.
+    `run.run(notes, on_tail)` then grades, and begins to stop the workers in the background when the last
+    notebook is graded; `run.close()` waits until they have stopped (or stops them if `run` was never called)."""
+    return Run(assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, options, stream)
+
+
+class Run:
+    """One autograde run of one assignment (made by `start`)."""
+
+    def __init__(self, assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, options,
+                 stream):
         self.assignment, self.students = assignment, students
         self.report = RunReport()
-        self.known_notes = {student: list(found) for student, found in (notes or {}).items()}
-        self.started = time.perf_counter()
         self.pipeline = Pipeline.for_course(assignment, db_url=db_url, submitted_dir=submitted_dir,
                                             options=options, log_level=logging.ERROR)
         self.settings = Grading(config=self.pipeline.app.config)
@@ -98,14 +116,24 @@ class _Run:
         self.workers = workers or self.settings.workers or None
         self.kernels = kernels or self.settings.kernels
         self.show_progress, self.stream = progress, stream
-        self.on_tail = on_tail
         self.cluster = None
         self.pending = {}
+        self.spec = None
+        executor = self.pipeline.executor
+        if executor is not None:
+            traits = {name: copy.deepcopy(getattr(executor, name)) for name in executor.trait_names(config=True)}
+            self.spec = pool.RunSpec(uuid.uuid4().hex, type(executor), traits, self.kernels, self.assignment)
+        self.starter = threading.Thread(target=self._start_cluster, args=(self.spec,), daemon=True)
+        if self.spec is not None:
+            self.starter.start()
 
     def _time(self, step, seconds):
         self.report.main[step] = self.report.main.get(step, 0.0) + seconds
 
-    def run(self) -> RunReport:
+    def run(self, notes=None, on_tail=None) -> RunReport:
+        self.started = time.perf_counter()
+        self.known_notes = {student: list(found) for student, found in (notes or {}).items()}
+        self.on_tail = on_tail
         cpu = time.process_time()
         with warnings.catch_warnings(), adapters.speed_ups(pooled_gradebook=self.settings.pooled_gradebook,
                                 cached_validation=self.settings.cached_validation,
@@ -114,26 +142,31 @@ class _Run:
             warnings.filterwarnings('ignore', module='nbgrader.api')
             submissions = self.pipeline.submissions(self.students)
             self.progress = Progress(len(submissions), stream=self.stream, enabled=self.show_progress)
-            executor = self.pipeline.executor
-            run = self.spec = None
-            if executor is not None:
-                traits = {name: copy.deepcopy(getattr(executor, name)) for name in executor.trait_names(config=True)}
-                run = self.spec = pool.RunSpec(uuid.uuid4().hex, type(executor), traits, self.kernels,
-                                               self.assignment)
-            starter = threading.Thread(target=self._start_cluster, args=(run,), daemon=True)
-            if run is not None:
-                starter.start()      # the cluster and its slots start while the first submissions are sanitized
             try:
-                self._grade(submissions, starter)
+                self._grade(submissions, self.starter)
             finally:
-                if starter.is_alive():
-                    starter.join()
-                if self.cluster is not None:
-                    self.cluster.close(run.token if run else None)
+                self.closing = threading.Thread(target=self._stop_workers, name='grading-stop', daemon=True)
+                self.closing.start()
                 self.progress.close()
         self.report.wall = time.perf_counter() - self.started
         self._time('process_cpu', time.process_time() - cpu)
         return self.report
+
+    closing = None
+
+    def close(self):
+        """Wait until the workers have stopped (stop them if `run` has not begun to)."""
+        if self.closing is None:
+            self._stop_workers()
+        else:
+            self.closing.join()
+
+    def _stop_workers(self):
+        if self.starter.is_alive():
+            self.starter.join()
+        cluster, self.cluster = self.cluster, None
+        if cluster is not None:
+            cluster.close(self.spec.token if self.spec else None)
 
     def _start_cluster(self, run):
         started = time.perf_counter()

@@ -168,7 +168,7 @@ class Slot:
             executor.kernel_source = self._kernel_source('prestarted')
             nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources), self.loop).result()
         timing = dict(executor.timing, execute=time.perf_counter() - began, kernels=executor.kernel_source.name,
-                      queued=arrived - job.submitted)
+                      queued=arrived - job.submitted, started=arrived)
         return ExecutionResult(nb, attention_notes(nb) + list(dict.fromkeys(executor.notes)), timing)
 
     def close(self) -> None:
@@ -237,8 +237,11 @@ class _Slots:
             if token is not None and token != self.token:
                 return 0
             slots, self.all, self.idle, self.token = self.all, [], [], None
-        for slot in slots:
-            slot.close()
+        closing = [threading.Thread(target=slot.close, name='grading-slot-close') for slot in slots]
+        for thread in closing:          # each waits for its processes to exit: all at once
+            thread.start()
+        for thread in closing:
+            thread.join()
         return len(slots)
 
 
@@ -254,13 +257,10 @@ def run_job(job: ExecutionJob) -> ExecutionResult:
         _SLOTS.release(slot)
 
 
-def prepare_slots(run: RunSpec) -> int:
-    """`client.run` target: one warm slot per worker thread, started while the first notebooks are sanitized."""
-    try:
-        from distributed import get_worker
-        count = get_worker().state.nthreads
-    except (ImportError, ValueError, AttributeError):
-        count = 1
+def prepare_slots(run: RunSpec, dask_worker=None) -> int:
+    """`client.run` target (which passes the worker as `dask_worker`): one warm slot per worker thread, started
+    while the assignment is released and the first notebooks are sanitized."""
+    count = getattr(getattr(dask_worker, 'state', None), 'nthreads', None) or 1
     return _SLOTS.prepare(run, count)
 
 

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import nbformat
 import pytest
@@ -89,6 +90,48 @@ def test_parallel_marks_are_identical_to_plain_nbgrader(released, tmp_path, monk
         folder = lambda c: sorted(p.name for p in (c / 'autograded' / student / ASSIGNMENT).iterdir())  # noqa: E731
         assert folder(par) == folder(plain)
     assert f'grading {len(EXPECTED)}/{len(EXPECTED)} 100%' in log.getvalue()   # plain progress lines (not a tty)
+
+
+def slot_processes():
+    """Pids of the grading slots' fork servers and checkers (Pythons; not the bubblewrap around them)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        try:
+            argv = open(f'/proc/{entry}/cmdline', 'rb').read().split(b'\0')
+        except OSError:
+            continue
+        if entry.isdigit() and os.path.basename(argv[0]).startswith(b'python') and any(
+                b'fork_server.py' in arg or b'coursetools.checker import main' in arg for arg in argv):
+            found.append(int(entry))
+    return found
+
+
+def until(condition, seconds):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return condition()
+
+
+def test_workers_started_ahead_are_warm_before_grading_and_gone_after(released, tmp_path, monkeypatch):
+    """`make grade` starts autograde's workers before it releases the assignment (`grading.start`): each slot's
+    fork server and checker run before grading begins, and none is left once the run is closed, whether it
+    graded or was given up before (a release that failed)."""
+    course = shutil.copytree(released, tmp_path / 'ahead')
+    monkeypatch.chdir(course)
+    assert slot_processes() == []
+    given_up = grading.start(ASSIGNMENT, workers=2, progress=False)
+    assert until(lambda: len(slot_processes()) == 4, 60), slot_processes()    # 2 fork servers, 2 checkers
+    given_up.close()
+    assert until(lambda: slot_processes() == [], 10), slot_processes()
+
+    run = grading.start(ASSIGNMENT, workers=2, students=['ada', 'cat'], progress=False)
+    assert until(lambda: len(slot_processes()) == 4, 60), slot_processes()
+    report = run.run()
+    run.close()
+    assert until(lambda: slot_processes() == [], 10), slot_processes()
+    assert report.failed == [] and report.workers == 2
+    assert task_marks(course) == {s: EXPECTED[s] for s in ('ada', 'cat')}
 
 
 @pytest.mark.parametrize('kernels', ['prestarted', 'cold'])

@@ -34,10 +34,11 @@ def outcomes(function, name, calls, shared=None, count=False, first=8):
     calls, such as a memo table). `count`: each outcome's `count` is the number of calls made through the
     global `name` (the function's recursion), the first one included. `first`: how many calls the first batch
     sent to the kernel holds (then 4 times as many each time): small where one call may search a whole game
-    tree, `QUICK` where every call answers at once, since each batch is a round trip."""
+    tree, `QUICK` where every call answers at once, since each batch is a round trip (then all the rest)."""
     calls = [tuple(arguments) for arguments in calls]
     if is_proxy(function):
-        yield from zip(calls, function.each(calls, shared=shared, count=count, first=first))
+        yield from zip(calls, function.each(calls, shared=shared, count=count, first=first,
+                                            rest_at_once=first >= QUICK))
         return
     require_function(function, name)
     local_shared = {}
