@@ -91,11 +91,12 @@ class CpuByProcess:
     CPU that no sampled process accounts for (the sampler, the system, the last moments of short processes)
     is 'the rest of the machine'."""
 
-    sample = False
-
     KINDS = (('fork_server.py', 'kernels'), ('ipykernel', 'kernels'), ('coursetools.checker', 'checkers'),
              ('coursetools.commands', 'feedback helpers'), ('coursetools.grade', 'grading process'),
              ('-m nbgrader', 'nbgrader processes'))
+
+    def __init__(self, sample=False):
+        self.sample = sample
 
     def __enter__(self):
         self.kinds, self.cpu, self.busy = {}, {}, busy_cpu()
@@ -163,9 +164,9 @@ def timed(command, course):
     return time.perf_counter() - started
 
 
-def run_plain(course):
+def run_plain(course, sample=False):
     nbgrader = [sys.executable, '-m', 'nbgrader']
-    with CpuByProcess() as cpu:
+    with CpuByProcess(sample) as cpu:
         phases = {'release': timed(nbgrader + ['generate_assignment', ASSIGNMENT, '--force'], course),
                   'autograde': timed(nbgrader + ['autograde', ASSIGNMENT, '--force'], course),
                   'feedback': timed(nbgrader + ['generate_feedback', ASSIGNMENT, '--force'], course),
@@ -173,12 +174,12 @@ def run_plain(course):
     return sum(phases.values()), phases, cpu
 
 
-def run_ours(course, workers):
+def run_ours(course, workers, sample=False):
     out = course / 'grade_report.json'
     command = [sys.executable, '-m', 'coursetools.grade', ASSIGNMENT, '--no-progress', '--json', str(out)]
     if workers:
         command += ['--workers', str(workers)]
-    with CpuByProcess() as cpu:
+    with CpuByProcess(sample) as cpu:
         wall = timed(command, course)
     report = json.loads(out.read_text())
     report.setdefault('phases', {})
@@ -207,7 +208,6 @@ def main():
     parser.add_argument('--cpu-by-process', action='store_true',
                         help='also print the CPU of kernels, checkers, the grading process ... (sampling costs CPU)')
     args = parser.parse_args()
-    CpuByProcess.sample = args.cpu_by_process
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix='grading-bench-'))
     try:
@@ -217,10 +217,10 @@ def main():
         for r in range(args.repeat):
             plain_course = build_class(tmp / f'plain{r}', students)
             our_course = build_class(tmp / f'ours{r}', students)
-            plain = run_plain(plain_course)
+            plain = run_plain(plain_course, args.cpu_by_process)
             print(f'run {r + 1}: plain nbgrader {plain[0]:6.1f} s  (autograde {plain[1]["autograde"]:.1f} s)',
                   flush=True)
-            ours = run_ours(our_course, args.workers)
+            ours = run_ours(our_course, args.workers, args.cpu_by_process)
             grading = ours[1][ASSIGNMENT]
             print(f'run {r + 1}: make grade     {ours[0]:6.1f} s  (autograde {grading["wall"]:.1f} s, '
                   f'{grading["workers"]} workers)  ratio {ours[0] / plain[0]:.3f}, autograde '
@@ -261,7 +261,7 @@ def report(runs, n):
           'prints the table)')
     print(f'busy CPU, whole machine: plain {plain_cpu.total:.1f} s ({plain_cpu.total / plain_wall / cores:.0%} of '
           f'{cores} cores), ours {our_cpu.total:.1f} s ({our_cpu.total / our_wall / cores:.0%})')
-    for side, cpu in (('plain', plain_cpu), ('ours', our_cpu)) if CpuByProcess.sample else ():
+    for side, cpu in (('plain', plain_cpu), ('ours', our_cpu)) if our_cpu.sample else ():
         print(f'  {side:5} CPU-s by process: ' + ', '.join(f'{kind} {seconds:.1f}' for kind, seconds in
                                                             cpu.by_kind().items()))
     timings = grading['timings']
