@@ -24,6 +24,10 @@ c.CourseDirectory.db_url = 'sqlite:///' + os.path.join(c.CourseDirectory.root, '
 c.CourseDirectory.assignment_id = ''
 c.CourseDirectory.ignore = ['.ipynb_checkpoints', '*.pyc', '__pycache__', 'feedback']
 
+# nbconvert checks the notebook against nbformat's schema once, after the last step, instead of after every step
+# (about ten per notebook in autograde): an invalid notebook still stops there.
+c.Exporter.optimistic_validation = True
+
 # Deleted test cells are put back, so a missing test costs nothing more than that test's marks.
 c.OverwriteCells.add_missing_cells = True
 

@@ -11,7 +11,8 @@ grader_tests/test_feedback_html.py that the marks and the feedback are the same 
 * **pooled gradebook**: nbgrader opens a new `Gradebook` (a new SQLAlchemy engine, a schema check and a course
   check) in every preprocessor for every notebook and commits once per cell. Inside `speed_ups`, the
   `Gradebook` name in nbgrader's modules is a subclass that shares one engine and session for the run, and the
-  preprocessors after execution commit once per notebook.
+  preprocessors after execution commit once per notebook. Its `find_grade` and `find_comment` read all the rows
+  of a submitted notebook in one query, where nbgrader makes one per cell (SaveAutoGrades).
 * **cached validation**: nbgrader validates every cell's metadata with `jsonschema.validate`, which checks the
   schema and builds a validator on every call. Inside `speed_ups`, nbgrader's `jsonschema` is a stand-in that
   builds the validator once per schema and raises the same errors.
@@ -45,6 +46,7 @@ from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbgrader import __version__ as nbgrader_version
+from nbgrader.api import Comment, Grade
 from nbgrader.nbgraderformat import SchemaTooNewError, SchemaTooOldError
 
 TESTED = {'nbgrader': ('0.9.',), 'nbconvert': ('7.',)}
@@ -130,6 +132,25 @@ class _GradebookPool:
                     self.check_course(course_id=course_id)
                     pool.checked.add((db_url, course_id))
                 self.course_id, self.authenticator = course_id, authenticator
+                self.rows = {}          # (Grade or Comment, notebook, assignment, student) -> {cell name: [rows]}
+
+            def find_grade(self, grade_cell, notebook, assignment, student):
+                found = self._one_of(Grade, grade_cell, notebook, assignment, student)
+                return found if found is not None else super().find_grade(grade_cell, notebook, assignment, student)
+
+            def find_comment(self, solution_cell, notebook, assignment, student):
+                found = self._one_of(Comment, solution_cell, notebook, assignment, student)
+                return found if found is not None else super().find_comment(solution_cell, notebook, assignment,
+                                                                            student)
+
+            def _one_of(self, kind, name, notebook, assignment, student):
+                """The only row of `kind` for a cell of this name in the submitted notebook, from one query of all
+                its rows of that kind; None when nbgrader's own lookup must decide (no match, or several)."""
+                key = (kind, notebook, assignment, student)
+                if key not in self.rows:
+                    self.rows[key] = _rows_by_cell_name(self.db, kind, notebook, assignment, student)
+                found = self.rows[key].get(name, ())
+                return found[0] if len(found) == 1 else None
 
             def close(self):
                 self.db.commit_now()
@@ -145,6 +166,26 @@ class _GradebookPool:
                 pass
         self.shared.clear()
         self.sessions.clear()
+
+
+def _rows_by_cell_name(session, kind, notebook, assignment, student):
+    """{cell name: [rows]} of the grades (kind=Grade) or comments (kind=Comment) of one submitted notebook, for the
+    cells `find_grade` / `find_comment` look in first: grade cells, or solution cells."""
+    from nbgrader.api import (Assignment, GradeCell, Notebook, SolutionCell, Student, SubmittedAssignment,
+                              SubmittedNotebook)
+    cell = GradeCell if kind is Grade else SolutionCell
+    query = (session.query(cell.name, kind)
+             .join(cell, cell.id == kind.cell_id)
+             .join(SubmittedNotebook, SubmittedNotebook.id == kind.notebook_id)
+             .join(Notebook, Notebook.id == SubmittedNotebook.notebook_id)
+             .join(SubmittedAssignment, SubmittedAssignment.id == SubmittedNotebook.assignment_id)
+             .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+             .join(Student, Student.id == SubmittedAssignment.student_id)
+             .filter(Notebook.name == notebook, Assignment.name == assignment, Student.id == student))
+    found = {}
+    for name, row in query:
+        found.setdefault(name, []).append(row)
+    return found
 
 
 class _DeferredCommits:

@@ -2,7 +2,7 @@
 import re
 
 from nbconvert.utils.base import NbConvertBase
-from nbformat.v4 import new_code_cell
+from nbformat import NotebookNode
 from nbgrader.api import MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
@@ -64,8 +64,15 @@ class RestoreHiddenTests(OverwriteCells):
     The notebook's cells are read from the gradebook once, not once per cell (`NotebookCells`).
     """
 
+    hidden_test_remover = None
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.released = {}      # the gradebook's source of a test cell -> that cell as released (no hidden tests)
+
     def preprocess(self, nb, resources):
-        self.hidden_test_remover = ClearHiddenTests(parent=self, enforce_metadata=False)
+        if self.hidden_test_remover is None:
+            self.hidden_test_remover = ClearHiddenTests(parent=self, enforce_metadata=False)
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
@@ -79,9 +86,12 @@ class RestoreHiddenTests(OverwriteCells):
         return super().preprocess_cell(cell, resources, cell_index)
 
     def released_source(self, source):
-        cell = new_code_cell(source)
-        self.hidden_test_remover.preprocess_cell(cell, {}, 0)
-        return cell.source
+        if source not in self.released:
+            cell = NotebookNode(cell_type='code', source=source, metadata=NotebookNode(), outputs=[],
+                                execution_count=None)
+            self.hidden_test_remover.preprocess_cell(cell, {}, 0)
+            self.released[source] = cell.source
+        return self.released[source]
 
 
 class NotebookCells:

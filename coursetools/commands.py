@@ -14,8 +14,12 @@ import contextlib
 import io
 import json
 import os
+import pathlib
+import signal
 import subprocess
 import sys
+import threading
+import traceback
 
 APPS = {'generate_assignment': 'GenerateAssignmentApp', 'generate_feedback': 'GenerateFeedbackApp',
         'export': 'ExportApp', 'autograde': 'AutogradeApp'}
@@ -85,14 +89,16 @@ def run_separately(course, command, *args, db=None, check=True):
 class Feedback:
     """`nbgrader generate_feedback <assignment> --force`, split over the cores: each share of the students (the
     others left out with nbgrader's own `student_id_exclude`) is converted by its own process, the first one by
-    this process. The other processes are started by `start_helpers` (`make grade` calls it when autograde's
-    workers begin to fall idle, so that they import nbgrader while the last notebooks run), or by `run`; they
-    wait for their share and exit if never given one."""
+    this process. The others are `forked` helpers when `make grade` has them (`ForkedHelpers`); otherwise
+    processes of their own, started by `start_helpers` (`make grade` calls it when autograde's workers begin to
+    fall idle, so that they import nbgrader while the last notebooks run) or by `run`, which wait for their share
+    and exit if never given one."""
 
     def __init__(self, course, assignment, expected, db=None, processes=None, min_share=MIN_PER_PROCESS,
-                 start=True):
+                 start=True, forked=None):
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
-        processes = processes or os.cpu_count() or 1
+        self.forked = forked
+        processes = 1 + len(forked.feedback) if forked else processes or os.cpu_count() or 1
         self.processes = max(1, min(processes, expected // min_share))
         self.helpers, self.started = [], False
         if start:
@@ -102,9 +108,10 @@ class Feedback:
         if self.started:
             return
         self.started = True
-        self.helpers = [subprocess.Popen([sys.executable, '-m', 'coursetools.commands'], cwd=self.course.root,
-                                         env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.STDOUT, text=True) for _ in range(self.processes - 1)]
+        if self.forked:
+            self.helpers = self.forked.feedback[:self.processes - 1]
+            return
+        self.helpers = [_StartedHelper(self.course) for _ in range(self.processes - 1)]
 
     def run(self, students):
         self.start_helpers()
@@ -113,32 +120,32 @@ class Feedback:
         if any(',' in student for student in students):
             count = 1
         shares = [students[i::count] for i in range(count)]
-        failed = []
+        failed, lost = [], []
         helpers, self.helpers = self.helpers, []
+        given = list(zip(shares[1:], helpers))
         try:
-            for share, helper in zip(shares[1:], helpers):
-                with contextlib.suppress(BrokenPipeError):      # a helper that died says why below
-                    helper.stdin.write(json.dumps(self._argv(students, share)) + '\n')
-                    helper.stdin.close()
+            for share, helper in given:
+                helper.give(self._argv(students, share))
             for helper in helpers[len(shares) - 1:]:
-                with contextlib.suppress(BrokenPipeError):
-                    helper.stdin.close()        # not needed: it exits
-            argv = self._argv(students, shares[0])
-            code, log = _run_app('generate_feedback', argv)
-            if code:
-                failed.append((argv, log))
+                helper.dismiss()
+            self._convert(students, shares[0], failed)
         finally:
-            for share, helper in zip(shares[1:], helpers):
-                log = helper.stdout.read()
-                helper.stdout.close()
-                if helper.wait():
-                    failed.append((self._argv(students, share), log))
-            for helper in helpers[len(shares) - 1:]:
-                helper.stdout.read()
-                helper.stdout.close()
-                helper.wait()
+            for share, helper in given:
+                outcome = helper.result()
+                if outcome is None:         # a forked helper that is gone: its share is converted here
+                    lost.append(share)
+                elif outcome[0]:
+                    failed.append((self._argv(students, share), outcome[1]))
+        for share in lost:
+            self._convert(students, share, failed)
         if failed:
             raise CommandFailed(['generate_feedback', *failed[0][0]], failed[0][1])
+
+    def _convert(self, students, share, failed):
+        argv = self._argv(students, share)
+        code, log = _run_app('generate_feedback', argv)
+        if code:
+            failed.append((argv, log))
 
     def _argv(self, students, share):
         argv = [self.assignment, '--force']
@@ -148,12 +155,9 @@ class Feedback:
         return _argv(argv, self.db)
 
     def close(self):
-        """Stop helpers that were never given a share (grading stopped early)."""
+        """Stop the helpers started for this run and never given a share (grading stopped early)."""
         for helper in self.helpers:
-            helper.kill()
-            helper.wait()
-            helper.stdin.close()
-            helper.stdout.close()
+            helper.release()
         self.helpers = []
 
     def __enter__(self):
@@ -161,6 +165,162 @@ class Feedback:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _StartedHelper:
+    """A `python -m coursetools.commands` process: one share, then it exits."""
+
+    def __init__(self, course):
+        self.process = subprocess.Popen([sys.executable, '-m', 'coursetools.commands'], cwd=course.root, env=_env(),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True)
+
+    def give(self, argv):
+        with contextlib.suppress(BrokenPipeError):      # a helper that died says why in `result`
+            self.process.stdin.write(json.dumps(argv) + '\n')
+            self.process.stdin.close()
+
+    def result(self):
+        log = self.process.stdout.read()
+        self.process.stdout.close()
+        return self.process.wait(), log
+
+    def dismiss(self):
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()        # not needed: it exits
+        self.result()
+
+    def release(self):
+        self.process.kill()
+        self.process.wait()
+        self.process.stdin.close()
+        self.process.stdout.close()
+
+
+class ForkedHelpers:
+    """Helpers forked from this process after its imports and before it starts any thread: `feedback` ones each
+    convert the feedback shares they are given (`Feedback`), and a `spare` one writes reports (`Report`), one
+    job after another, for as long as the run lasts. A helper of its own (`_StartedHelper`) spends about 2.5
+    CPU-s importing nbgrader and nbconvert before its first notebook; a forked one has them already. `fork`
+    returns None where forking is not safe (threads running, not Linux): feedback then starts helpers of its
+    own, and reports are written by this process."""
+
+    def __init__(self, feedback, spare):
+        import nbgrader.apps  # noqa: F401  (what the feedback helpers need, imported once, here)
+        from coursetools import adapters  # noqa: F401
+        helpers = []
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for _ in range(feedback + bool(spare)):
+            requests_out, requests_in = os.pipe()
+            answers_out, answers_in = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    for fd in [requests_in, answers_out] + [fd for helper in helpers for fd in helper.fds()]:
+                        os.close(fd)
+                    _serve_forked(requests_out, answers_in)
+                finally:
+                    os._exit(0)
+            os.close(requests_out)
+            os.close(answers_in)
+            helpers.append(_ForkedHelper(pid, os.fdopen(requests_in, 'w'), os.fdopen(answers_out)))
+        self.all, self.feedback = helpers, helpers[:feedback]
+        self.spare = helpers[feedback] if spare else None
+
+    @classmethod
+    def fork(cls, feedback, spare=False):
+        if (feedback < 1 and not spare) or sys.platform != 'linux' or threading.active_count() != 1:
+            return None
+        return cls(max(0, feedback), spare)
+
+    def close(self):
+        for helper in self.all:
+            helper.stop()
+        self.all, self.feedback, self.spare = [], [], None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _ForkedHelper:
+    def __init__(self, pid, requests, answers):
+        self.pid, self.requests, self.answers = pid, requests, answers
+
+    def fds(self):
+        return [self.requests.fileno(), self.answers.fileno()]
+
+    def give(self, argv):
+        """A share of the feedback: `generate_feedback` with `argv`."""
+        self.ask(['feedback', argv])
+
+    def ask(self, job):
+        try:
+            self.requests.write(json.dumps(job) + '\n')
+            self.requests.flush()
+        except (BrokenPipeError, ValueError):
+            pass                    # gone: `result` says so
+
+    def result(self):
+        """(exit code, log) of the job it was given first of those not answered yet, or None if it is gone."""
+        try:
+            return tuple(json.loads(self.answers.readline()))
+        except (ValueError, OSError):
+            return None
+
+    def dismiss(self):
+        pass            # it waits for the next assignment's share
+
+    def release(self):
+        pass            # `ForkedHelpers.close` stops it
+
+    def stop(self):
+        for stream in (self.requests, self.answers):
+            with contextlib.suppress(OSError):
+                stream.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+class Report:
+    """reports/<assignment>.html (`coursetools.report`), written by the spare forked helper while this process
+    writes feedback, or by this process when `path` is asked for."""
+
+    def __init__(self, course, assignment, db_url, helpers=None):
+        self.job = [str(course.root), assignment, db_url]
+        self.helper = helpers.spare if helpers is not None else None
+        if self.helper is not None:
+            self.helper.ask(['report', *self.job])
+
+    def path(self):
+        helper, self.helper = self.helper, None
+        outcome = helper.result() if helper is not None else None
+        if outcome is not None and outcome[0] == 0:
+            return pathlib.Path(outcome[1])
+        from coursetools import report        # not written (no helper, or it failed): here, failing as it fails
+        return report.write_report(*self.job)
+
+
+def _write_report(course_root, assignment, db_url):
+    from coursetools import report
+    try:
+        return 0, str(report.write_report(course_root, assignment, db_url))
+    except Exception:
+        return 1, traceback.format_exc()
+
+
+def _serve_forked(requests_fd, answers_fd):
+    """A forked helper: each job read (feedback or a report) done, and its (exit code, log) written back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is for the grading process, which then closes us
+    jobs = {'feedback': lambda argv: _run_app('generate_feedback', argv), 'report': _write_report}
+    with os.fdopen(requests_fd) as requests, os.fdopen(answers_fd, 'w') as answers:
+        for line in requests:
+            kind, *arguments = json.loads(line)
+            answers.write(json.dumps(jobs[kind](*arguments)) + '\n')
+            answers.flush()
 
 
 def _serve():

@@ -20,7 +20,7 @@ import re
 import sys
 import time
 
-from coursetools import commands, democlass, marks, pool, repair, report, sandbox
+from coursetools import commands, democlass, marks, pool, repair, sandbox
 from coursetools.course import Course
 from coursetools.progress import Phases
 
@@ -111,6 +111,45 @@ def busy(run):
     return sum(t.get('execute', 0.0) for t in run.timings) / (run.workers * run.wall)
 
 
+def helper_count(course, assignments):
+    """How many feedback helpers an assignment of this course can use: one per core beyond the first, if its
+    class is big enough to share."""
+    largest = max((len(course.students(a)) for a in assignments), default=0)
+    return min((os.cpu_count() or 1) - 1, largest // commands.MIN_PER_PROCESS - 1)
+
+
+def grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings):
+    """Release, autograde and feedback of each assignment; {assignment: autograde run report}. `helpers`: the
+    forked helpers (`commands.ForkedHelpers`), or None; `reports` receives each assignment's `commands.Report`,
+    begun beside its feedback."""
+    runs = {}
+    for assignment in graded:
+        # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
+        started = start_workers(course, assignment, db=db, options=options, sequential=sequential, **settings)
+        try:
+            with phases.start(f'{assignment}: release'):
+                print(f'== {assignment}: release', flush=True)
+                commands.run(course, 'generate_assignment', assignment, '--force', db=db)
+            # without forked helpers, feedback's helper processes start when autograde's workers begin to fall
+            # idle, and import nbgrader then
+            with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
+                                   start=sequential, forked=helpers) as feedback:
+                with phases.start(f'{assignment}: autograde'):
+                    print(f'== {assignment}: autograde', flush=True)
+                    notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
+                                                        sequential=sequential, started=started,
+                                                        on_tail=feedback.start_helpers)
+                    write_status(course, assignment, notes)
+                reports[assignment] = commands.Report(course, assignment, db or course.db_url, helpers)
+                with phases.start(f'{assignment}: feedback'):
+                    print(f'== {assignment}: feedback', flush=True)
+                    feedback.run(course.graded_students(assignment))
+        finally:
+            if started is not None:
+                started.close()
+    return runs
+
+
 def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **settings):
     """Grade every submission of each assignment that has any; `db` is a gradebook URL (default: gradebook.db in
     the course); `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30.
@@ -131,41 +170,29 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
     if empty:
         print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)
     phases = Phases()
-    runs = {}
-    for assignment in graded:
-        # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
-        started = start_workers(course, assignment, db=db, options=options, sequential=sequential, **settings)
-        try:
-            with phases.start(f'{assignment}: release'):
-                print(f'== {assignment}: release', flush=True)
-                commands.run(course, 'generate_assignment', assignment, '--force', db=db)
-            # feedback's helper processes start when autograde's workers begin to fall idle, and import nbgrader
-            with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
-                                   start=sequential) as feedback:
-                with phases.start(f'{assignment}: autograde'):
-                    print(f'== {assignment}: autograde', flush=True)
-                    notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
-                                                        sequential=sequential, started=started,
-                                                        on_tail=feedback.start_helpers)
-                    write_status(course, assignment, notes)
-                with phases.start(f'{assignment}: feedback'):
-                    print(f'== {assignment}: feedback', flush=True)
-                    feedback.run(course.graded_students(assignment))
-        finally:
-            if started is not None:
-                started.close()
-    if graded:
-        with phases.start('export'):
-            export(course, db=db)
-    for assignment in graded:
-        print(f'\n{assignment}')
-        print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment)))
-        with phases.start('reports'):
-            print(f'Report: {report.write_report(course.root, assignment, db or course.db_url)}')
+    # helpers for feedback and the reports, forked now (before any thread starts): no start-up of their own
+    helpers = commands.ForkedHelpers.fork(helper_count(course, graded), spare=(os.cpu_count() or 1) > 1)
+    forked = len(helpers.all) if helpers else 0
+    reports = {}
+    try:
+        runs = grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings)
+        if graded:
+            with phases.start('export'):
+                export(course, db=db)
+        for assignment in graded:
+            print(f'\n{assignment}')
+            print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment)))
+            with phases.start('reports'):
+                print(f'Report: {reports[assignment].path()}')
+    finally:
+        if helpers is not None:
+            helpers.close()
     if graded:
         print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
     print('\nTime taken:')
     print('\n'.join(phases.lines()))
+    if forked:
+        print(f'  feedback and reports: this process and {forked} helper{"s" * (forked > 1)} forked from it')
     for assignment, run in runs.items():
         share = busy(run)
         if share is not None:

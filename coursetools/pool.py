@@ -283,13 +283,17 @@ class Cluster:
     """A Dask client: on a LocalCluster of worker threads in this process, or on an existing scheduler."""
 
     def __init__(self, scheduler: Optional[str] = None, workers: Optional[int] = None):
+        import dask
         from distributed import Client, LocalCluster
         self.local = None
         if scheduler:
             self.client = Client(scheduler, timeout='30s', set_as_default=False)
         else:
-            self.local = LocalCluster(n_workers=1, threads_per_worker=workers or default_workers(), processes=False,
-                                      dashboard_address=None, silence_logs=logging.ERROR)
+            # The worker's statistical profiler would sample this process's threads every 10 ms, for a dashboard
+            # that is not started.
+            with dask.config.set({'distributed.worker.profile.enabled': False}):
+                self.local = LocalCluster(n_workers=1, threads_per_worker=workers or default_workers(),
+                                          processes=False, dashboard_address=None, silence_logs=logging.ERROR)
             self.client = Client(self.local, set_as_default=False)
         self.threads = sum(int(w.get('nthreads', 1)) for w in self.client.scheduler_info().get('workers', {}).values())
 

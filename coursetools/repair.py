@@ -126,10 +126,21 @@ def resolve_duplicate_grade_ids(nb, released_sources=frozenset()):
 
 
 def released_sources(course, assignment, name):
+    """The sources of the released notebook's cells (read once per version of the file)."""
     path = pathlib.Path(course) / 'release' / assignment / name
-    if not path.exists():
+    try:
+        info = path.stat()
+    except FileNotFoundError:
         return frozenset()
-    return frozenset(cell.source.strip() for cell in nbformat.read(path, as_version=4).cells)
+    key = (str(path), info.st_mtime_ns, info.st_size)
+    if key not in _released:
+        if len(_released) > 64:
+            _released.clear()
+        _released[key] = frozenset(cell.source.strip() for cell in nbformat.read(path, as_version=4).cells)
+    return _released[key]
+
+
+_released = {}
 
 
 def stage(course, assignment, staging):

@@ -2,9 +2,11 @@
 each student deserves. The reasons are written next to each student in demo_class/noughts_and_crosses/."""
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 
 import nbformat
 
@@ -111,6 +113,8 @@ def test_outputs_of_grading(graded_class):
     assert {row['student_id']: float(row['score']) for row in rows}['cat'] == 11
     for student in EXPECTED:
         assert (course / 'feedback' / student / 'noughts_and_crosses' / 'noughts_and_crosses.html').exists()
+    assert 'feedback and reports: this process and 1 helper forked from it' in result.stdout
+    assert (course / 'reports' / 'noughts_and_crosses.html').exists()
 
 
 def test_regrading_gives_the_same_marks(graded_class):
@@ -219,7 +223,64 @@ def test_make_grades_feedback_is_the_page_plain_nbgrader_writes(graded_class, tm
 def test_feedback_helpers_never_given_a_share_are_stopped(tmp_path):
     course = copy_course(tmp_path / 'course', students=[])
     split = commands.Feedback(Course(course), 'noughts_and_crosses', 40, processes=3)
-    helpers = list(split.helpers)
+    helpers = [helper.process for helper in split.helpers]
     assert len(helpers) == 2 and all(helper.poll() is None for helper in helpers)
     split.close()
     assert all(helper.poll() is not None for helper in helpers) and split.helpers == []
+
+
+FORKED_RUN = """
+import os, signal, sys
+from coursetools import commands
+from coursetools.course import Course
+course = Course.at('.')
+students = course.graded_students('noughts_and_crosses')
+with commands.ForkedHelpers.fork(2, spare=True) as helpers:
+    assert len(helpers.feedback) == 2 and helpers.spare is not None
+    if sys.argv[1] == 'kill':               # helpers that die: their work is done here instead, nothing lost
+        for helper in helpers.all[1:]:
+            os.kill(helper.pid, signal.SIGKILL)
+    report = commands.Report(course, 'noughts_and_crosses', course.db_url, helpers)
+    feedback = commands.Feedback(course, 'noughts_and_crosses', len(students), min_share=1, start=False,
+                                 forked=helpers)
+    assert feedback.processes == 3
+    feedback.run(students)
+    print(report.path())
+"""
+
+
+def test_forked_helpers_write_the_feedback_and_report_of_one_process(graded_class, tmp_path):
+    """`make grade` forks its feedback and report helpers (coursetools.commands.ForkedHelpers): the pages are
+    those one process writes, and a helper that dies loses nothing (its share is converted by the grading
+    process). Forking is refused while threads run."""
+    course, _ = graded_class
+    def undated(page):
+        return re.sub(r'Generated [0-9-]+ [0-9:]+', 'Generated', page.read_text())
+    expected_report = undated(course / 'reports' / 'noughts_and_crosses.html')
+    assert expected_report != (course / 'reports' / 'noughts_and_crosses.html').read_text()
+    for how in ('live', 'kill'):
+        copy = shutil.copytree(course, tmp_path / how)
+        shutil.rmtree(copy / 'feedback')
+        (copy / 'reports' / 'noughts_and_crosses.html').unlink()
+        run = subprocess.run([sys.executable, '-c', FORKED_RUN, how], cwd=copy, capture_output=True, text=True,
+                             env=dict(os.environ, PATH=os.path.join(sys.prefix, 'bin') + os.pathsep +
+                                      os.environ.get('PATH', '')))
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert run.stdout.strip() == str(copy / 'reports' / 'noughts_and_crosses.html')
+        assert undated(copy / 'reports' / 'noughts_and_crosses.html') == expected_report
+        def files(root):
+            return sorted(p.relative_to(root) for p in root.glob('*/noughts_and_crosses/**/*') if p.is_file())
+        pages = files(course / 'feedback')
+        assert pages == files(copy / 'feedback') and sum(p.suffix == '.html' for p in pages) == len(EXPECTED)
+        for page in pages:
+            assert (copy / 'feedback' / page).read_text() == (course / 'feedback' / page).read_text(), page
+    waiting = threading.Event()
+    thread = threading.Thread(target=waiting.wait)
+    thread.start()
+    try:
+        assert commands.ForkedHelpers.fork(1, spare=True) is None
+    finally:
+        waiting.set()
+        thread.join()
+
+

@@ -289,3 +289,16 @@ def test_the_renamed_notebook_hook_writes_only_the_copy_and_keeps_it_current(tmp
         copy = nbformat.read(folder / NOTEBOOK, as_version=4)
         assert copy.metadata.coursetools == {'graded_copy_of': RENAMED}
         assert [c.source for c in copy.cells] == [c.source for c in nbformat.read(folder / RENAMED, as_version=4).cells]
+
+
+def test_released_sources_are_read_again_when_the_release_changes(tmp_path):
+    released = tmp_path / 'release' / ASSIGNMENT / NOTEBOOK
+    released.parent.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x = 1')])
+    nbformat.write(nb, released)
+    assert repair.released_sources(tmp_path, ASSIGNMENT, NOTEBOOK) == {'x = 1'}
+    nb.cells.append(nbformat.v4.new_markdown_cell('A new task.'))
+    nbformat.write(nb, released)
+    assert repair.released_sources(tmp_path, ASSIGNMENT, NOTEBOOK) == {'x = 1', 'A new task.'}
+    released.unlink()
+    assert repair.released_sources(tmp_path, ASSIGNMENT, NOTEBOOK) == frozenset()
