@@ -11,6 +11,7 @@ cores: nbgrader converts one notebook at a time, and a graded notebook's HTML co
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -110,6 +111,7 @@ class Feedback:
         self.started = True
         if self.forked:
             self.helpers = self.forked.feedback[:self.processes - 1]
+            self.forked.get_ready()
             return
         self.helpers = [_StartedHelper(self.course) for _ in range(self.processes - 1)]
 
@@ -234,6 +236,11 @@ class ForkedHelpers:
             return None
         return cls(max(0, feedback), spare)
 
+    def get_ready(self):
+        """Let the spare helper import what the report needs (matplotlib), while the last notebooks run."""
+        if self.spare is not None:
+            self.spare.ask(['import', 'coursetools.report'])
+
     def close(self):
         for helper in self.all:
             helper.stop()
@@ -313,12 +320,17 @@ def _write_report(course_root, assignment, db_url):
 
 
 def _serve_forked(requests_fd, answers_fd):
-    """A forked helper: each job read (feedback or a report) done, and its (exit code, log) written back."""
+    """A forked helper: each job read (feedback or a report) done, and its (exit code, log) written back; an
+    import asked for ahead is done without an answer."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is for the grading process, which then closes us
     jobs = {'feedback': lambda argv: _run_app('generate_feedback', argv), 'report': _write_report}
     with os.fdopen(requests_fd) as requests, os.fdopen(answers_fd, 'w') as answers:
         for line in requests:
             kind, *arguments = json.loads(line)
+            if kind == 'import':            # no answer
+                with contextlib.suppress(Exception):
+                    importlib.import_module(*arguments)
+                continue
             answers.write(json.dumps(jobs[kind](*arguments)) + '\n')
             answers.flush()
 

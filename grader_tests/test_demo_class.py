@@ -240,6 +240,7 @@ with commands.ForkedHelpers.fork(2, spare=True) as helpers:
     if sys.argv[1] == 'kill':               # helpers that die: their work is done here instead, nothing lost
         for helper in helpers.all[1:]:
             os.kill(helper.pid, signal.SIGKILL)
+    helpers.get_ready()                     # the spare imports the report's modules ahead, and answers nothing
     report = commands.Report(course, 'noughts_and_crosses', course.db_url, helpers)
     feedback = commands.Feedback(course, 'noughts_and_crosses', len(students), min_share=1, start=False,
                                  forked=helpers)
