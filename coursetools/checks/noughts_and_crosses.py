@@ -262,11 +262,13 @@ def _finished_positions():
 
 
 def warm_up():
-    """Compute the oracle's tables and the samples now. The kernel fork server (`coursetools.forkserver`) calls
-    this once, before it forks kernels, so each kernel finds them ready instead of computing them again."""
+    """Compute the oracle's tables and the samples now. The trusted checker calls this once per process
+    (`coursetools.checker.warm_up`), before its first notebook, so that no notebook pays for them."""
     oracle.value(oracle.EMPTY_BOARD, 'x')
     _unfinished_sample()
     _finished_positions()
+    for kind in ('rows and columns', 'diagonals', 'no line'):
+        _positions_won_by(kind)
 
 
 # --- task 1: print_state ----------------------------------------------------------------------------------
@@ -308,6 +310,12 @@ def _line_kinds(board):
     return 'no line'
 
 
+@functools.lru_cache(maxsize=None)
+def _positions_won_by(kind):
+    """The reachable positions whose winning lines are of this kind (`_line_kinds`), worked out once."""
+    return tuple(board for board in oracle.reachable_positions() if _line_kinds(board) == kind)
+
+
 def _check_score_end(score_end, boards):
     for (board,), got in _each(score_end, 'score_end', [(board,) for board in boards], first=calls.QUICK):
         expected = oracle.outcome(board)
@@ -317,15 +325,15 @@ def _check_score_end(score_end, boards):
 
 
 def score_end_rows_and_columns(score_end):
-    _check_score_end(score_end, [b for b in oracle.reachable_positions() if _line_kinds(b) == 'rows and columns'])
+    _check_score_end(score_end, _positions_won_by('rows and columns'))
 
 
 def score_end_diagonals(score_end):
-    _check_score_end(score_end, [b for b in oracle.reachable_positions() if _line_kinds(b) == 'diagonals'])
+    _check_score_end(score_end, _positions_won_by('diagonals'))
 
 
 def score_end_draws_and_unfinished(score_end):
-    _check_score_end(score_end, [b for b in oracle.reachable_positions() if _line_kinds(b) == 'no line'])
+    _check_score_end(score_end, _positions_won_by('no line'))
 
 
 # --- task 3: play -----------------------------------------------------------------------------------------
