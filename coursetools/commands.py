@@ -204,19 +204,25 @@ class ForkedHelpers:
     convert the feedback shares they are given (`Feedback`), and a `spare` one writes reports (`Report`), one
     job after another, for as long as the run lasts. A helper of its own (`_StartedHelper`) spends about 2.5
     CPU-s importing nbgrader and nbconvert before its first notebook; a forked one has them already. `fork`
-    returns None where forking is not safe (threads running, not Linux): feedback then starts helpers of its
-    own, and reports are written by this process."""
+    returns None where forking is not safe (threads running, not Linux) or not possible: feedback then starts
+    helpers of its own, and reports are written by this process."""
 
     def __init__(self, feedback, spare):
         import nbgrader.apps  # noqa: F401  (what the feedback helpers need, imported once, here)
         from coursetools import adapters  # noqa: F401
-        helpers = []
+        helpers = self.all = []
         sys.stdout.flush()
         sys.stderr.flush()
         for _ in range(feedback + bool(spare)):
             requests_out, requests_in = os.pipe()
             answers_out, answers_in = os.pipe()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:
+                for fd in (requests_out, requests_in, answers_out, answers_in):
+                    os.close(fd)
+                self.close()
+                raise
             if pid == 0:
                 try:
                     for fd in [requests_in, answers_out] + [fd for helper in helpers for fd in helper.fds()]:
@@ -227,14 +233,17 @@ class ForkedHelpers:
             os.close(requests_out)
             os.close(answers_in)
             helpers.append(_ForkedHelper(pid, os.fdopen(requests_in, 'w'), os.fdopen(answers_out)))
-        self.all, self.feedback = helpers, helpers[:feedback]
+        self.feedback = helpers[:feedback]
         self.spare = helpers[feedback] if spare else None
 
     @classmethod
     def fork(cls, feedback, spare=False):
         if (feedback < 1 and not spare) or sys.platform != 'linux' or threading.active_count() != 1:
             return None
-        return cls(max(0, feedback), spare)
+        try:
+            return cls(max(0, feedback), spare)
+        except OSError:         # no process to spare (a limit on processes or memory): no helpers
+            return None
 
     def get_ready(self):
         """Let the spare helper import what the report needs (matplotlib), while the last notebooks run."""
