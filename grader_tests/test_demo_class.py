@@ -250,10 +250,28 @@ with commands.ForkedHelpers.fork(2, spare=True) as helpers:
 """
 
 
+FORK_FAILS = """
+import os
+from coursetools import commands
+real_fork, forks = os.fork, []
+def fork():                                 # the second fork fails, as with a limit on processes
+    if forks:
+        raise OSError('Resource temporarily unavailable')
+    forks.append(real_fork())
+    return forks[-1]
+os.fork = fork
+print(commands.ForkedHelpers.fork(1, spare=True))
+try:
+    os.waitpid(forks[0], os.WNOHANG)
+except ChildProcessError:
+    print('gone')                           # the first helper was stopped and waited for
+"""
+
+
 def test_forked_helpers_write_the_feedback_and_report_of_one_process(graded_class, tmp_path):
     """`make grade` forks its feedback and report helpers (coursetools.commands.ForkedHelpers): the pages are
     those one process writes, and a helper that dies loses nothing (its share is converted by the grading
-    process). Forking is refused while threads run."""
+    process). Forking is refused while threads run, and a fork that fails leaves no helper behind."""
     course, _ = graded_class
     def undated(page):
         return re.sub(r'Generated [0-9-]+ [0-9:]+', 'Generated', page.read_text())
@@ -275,6 +293,8 @@ def test_forked_helpers_write_the_feedback_and_report_of_one_process(graded_clas
         assert pages == files(copy / 'feedback') and sum(p.suffix == '.html' for p in pages) == len(EXPECTED)
         for page in pages:
             assert (copy / 'feedback' / page).read_text() == (course / 'feedback' / page).read_text(), page
+    failing_fork = subprocess.run([sys.executable, '-c', FORK_FAILS], capture_output=True, text=True)
+    assert failing_fork.returncode == 0 and failing_fork.stdout.split() == ['None', 'gone'], failing_fork.stderr
     waiting = threading.Event()
     thread = threading.Thread(target=waiting.wait)
     thread.start()
