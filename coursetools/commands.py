@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import traceback
 
 APPS = {'generate_assignment': 'GenerateAssignmentApp', 'generate_feedback': 'GenerateFeedbackApp',
@@ -293,12 +294,19 @@ class _ForkedHelper:
     def release(self):
         pass            # `ForkedHelpers.close` stops it
 
-    def stop(self):
+    def stop(self, grace=2.0):
+        """Close its pipes (an idle helper exits at once); one still busy after `grace` seconds is killed."""
         for stream in (self.requests, self.answers):
             with contextlib.suppress(OSError):
                 stream.close()
+        deadline = time.monotonic() + grace
         with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
+            while os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+                if time.monotonic() > deadline:
+                    os.kill(self.pid, signal.SIGKILL)
+                    os.waitpid(self.pid, 0)
+                    return
+                time.sleep(0.01)
 
 
 class Report:

@@ -171,7 +171,8 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
         print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)
     phases = Phases()
     # helpers for feedback and the reports, forked now (before any thread starts): no start-up of their own
-    helpers = commands.ForkedHelpers.fork(helper_count(course, graded), spare=(os.cpu_count() or 1) > 1)
+    spare = bool(graded) and (os.cpu_count() or 1) > 1
+    helpers = commands.ForkedHelpers.fork(helper_count(course, graded), spare=spare)
     forked = len(helpers.all) if helpers else 0
     reports = {}
     try:
