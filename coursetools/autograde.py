@@ -64,16 +64,10 @@ class RestoreHiddenTests(OverwriteCells):
     The notebook's cells are read from the gradebook once, not once per cell (`NotebookCells`).
     """
 
-    hidden_test_remover = None
-
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        self.hidden_test_remover = ClearHiddenTests(parent=self, enforce_metadata=False)
         self.released = {}      # the gradebook's source of a test cell -> that cell as released (no hidden tests)
-
-    def preprocess(self, nb, resources):
-        if self.hidden_test_remover is None:
-            self.hidden_test_remover = ClearHiddenTests(parent=self, enforce_metadata=False)
-        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
         if not isinstance(self.gradebook, NotebookCells):

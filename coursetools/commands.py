@@ -88,6 +88,12 @@ def run_separately(course, command, *args, db=None, check=True):
     return result
 
 
+def share_count(students, processes, min_share=MIN_PER_PROCESS):
+    """Into how many shares feedback for `students` notebooks is split on `processes` processes: at least
+    `min_share` notebooks each, one share at the least."""
+    return max(1, min(processes, students // min_share))
+
+
 class Feedback:
     """`nbgrader generate_feedback <assignment> --force`, split over the cores: each share of the students (the
     others left out with nbgrader's own `student_id_exclude`) is converted by its own process, the first one by
@@ -101,7 +107,7 @@ class Feedback:
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
         self.forked = forked
         processes = 1 + len(forked.feedback) if forked else processes or os.cpu_count() or 1
-        self.processes = max(1, min(processes, expected // min_share))
+        self.processes = share_count(expected, processes, min_share)
         self.helpers, self.started = [], False
         if start:
             self.start_helpers()
@@ -112,14 +118,13 @@ class Feedback:
         self.started = True
         if self.forked:
             self.helpers = self.forked.feedback[:self.processes - 1]
-            self.forked.get_ready()
             return
         self.helpers = [_StartedHelper(self.course) for _ in range(self.processes - 1)]
 
     def run(self, students):
         self.start_helpers()
         students = sorted(students)
-        count = max(1, min(self.processes, len(students) // self.min_share))
+        count = share_count(len(students), self.processes, self.min_share)
         if any(',' in student for student in students):
             count = 1
         shares = [students[i::count] for i in range(count)]

@@ -112,10 +112,10 @@ def busy(run):
 
 
 def helper_count(course, assignments):
-    """How many feedback helpers an assignment of this course can use: one per core beyond the first, if its
-    class is big enough to share."""
+    """How many feedback helpers the largest class of these assignments can use: one per share beyond the
+    first (`commands.share_count`), at most one per core beyond the first."""
     largest = max((len(course.students(a)) for a in assignments), default=0)
-    return min((os.cpu_count() or 1) - 1, largest // commands.MIN_PER_PROCESS - 1)
+    return commands.share_count(largest, os.cpu_count() or 1) - 1
 
 
 def grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings):
@@ -130,15 +130,20 @@ def grade_each(course, graded, phases, helpers, reports, db, options, sequential
             with phases.start(f'{assignment}: release'):
                 print(f'== {assignment}: release', flush=True)
                 commands.run(course, 'generate_assignment', assignment, '--force', db=db)
-            # without forked helpers, feedback's helper processes start when autograde's workers begin to fall
-            # idle, and import nbgrader then
             with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
                                    start=sequential, forked=helpers) as feedback:
+
+                def on_tail():
+                    """The last notebooks run: feedback's helpers start (unless forked) and import nbgrader, and
+                    the spare forked helper imports the report's modules."""
+                    feedback.start_helpers()
+                    if helpers is not None:
+                        helpers.get_ready()
+
                 with phases.start(f'{assignment}: autograde'):
                     print(f'== {assignment}: autograde', flush=True)
                     notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
-                                                        sequential=sequential, started=started,
-                                                        on_tail=feedback.start_helpers)
+                                                        sequential=sequential, started=started, on_tail=on_tail)
                     write_status(course, assignment, notes)
                 reports[assignment] = commands.Report(course, assignment, db or course.db_url, helpers)
                 with phases.start(f'{assignment}: feedback'):
