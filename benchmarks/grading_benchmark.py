@@ -108,7 +108,9 @@ class CpuByProcess:
 
     def _sample(self):
         tick = os.sysconf('SC_CLK_TCK')
+        live = {}                                       # pid -> kind, of the processes seen in this pass
         while True:
+            seen, live = live, {}
             for pid in filter(str.isdigit, os.listdir('/proc')):
                 try:
                     with open(f'/proc/{pid}/stat') as f:
@@ -118,12 +120,21 @@ class CpuByProcess:
                     if self.kinds.get(key) is None:     # not known yet (an ended process has no command line)
                         with open(f'/proc/{pid}/cmdline', 'rb') as f:
                             command = f.read().replace(b'\0', b' ').decode(errors='replace')
-                        self.kinds[key] = next((name for pattern, name in self.KINDS if pattern in command), None)
+                        parent = live.get(fields[1], seen.get(fields[1]))
+                        self.kinds[key] = self.kind_of(command, parent)
                 except OSError:
                     continue
+                live[pid] = self.kinds[key]
                 self.cpu[key] = (int(fields[11]) + int(fields[12])) / tick
             if self.done.wait(0.2):
                 return
+
+    @classmethod
+    def kind_of(cls, command, parent_kind=None):
+        """The kind of a process from its command line; `make grade`'s feedback helpers are forked from the
+        grading process, so they have its command line and it as their parent."""
+        kind = next((name for pattern, name in cls.KINDS if pattern in command), None)
+        return 'feedback helpers' if kind == parent_kind == 'grading process' else kind
 
     def __exit__(self, *exc):
         self.done.set()

@@ -1,10 +1,12 @@
-"""The grading benchmark's own arithmetic (benchmarks/grading_benchmark.py), on timelines worked out by hand."""
+"""The grading benchmark's own arithmetic (benchmarks/grading_benchmark.py), on timelines worked out by hand, and its
+sorting of processes by kind."""
+import subprocess
 import sys
 
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / 'benchmarks'))
-from grading_benchmark import fewer_than_cores  # noqa: E402
+from grading_benchmark import CpuByProcess, fewer_than_cores  # noqa: E402
 
 
 def notebooks(*spans):
@@ -19,3 +21,25 @@ def test_the_tail_is_the_time_fewer_notebooks_ran_than_there_are_cores():
     assert fewer_than_cores(notebooks((0, 2), (3, 5)), cores=2) == 5.0
     # Timings without start times (an older report) give no tail rather than a wrong one.
     assert fewer_than_cores([{'execute': 3.0}], cores=2) == 0.0
+
+
+GRADING_PROCESS_THAT_FORKS = """
+import os, time  # stands for coursetools.grade (its command line says so), which forks feedback helpers
+if os.fork() == 0:
+    time.sleep(1)
+    os._exit(0)
+time.sleep(1)
+os.wait()
+"""
+
+
+def test_forked_feedback_helpers_are_told_from_the_grading_process():
+    assert CpuByProcess.kind_of('python -m coursetools.grade noughts_and_crosses') == 'grading process'
+    assert CpuByProcess.kind_of('python -m coursetools.grade noughts_and_crosses', 'grading process') == \
+        'feedback helpers'
+    assert CpuByProcess.kind_of('python -m coursetools.commands', 'grading process') == 'feedback helpers'
+    assert CpuByProcess.kind_of('python -c from coursetools.checker import main', 'grading process') == 'checkers'
+    with CpuByProcess(sample=True) as cpu:
+        subprocess.run([sys.executable, '-c', GRADING_PROCESS_THAT_FORKS], check=True)
+    kinds = list(cpu.kinds.values())
+    assert kinds.count('grading process') == 1 and kinds.count('feedback helpers') == 1
