@@ -37,8 +37,8 @@ test: venv
 ## source/ in the course's gradebook, so that `nbgrader autograde` can follow; only if that gradebook refuses (a
 ## class already graded, whose cells changed) with a scratch gradebook instead, saying so.
 release: venv
-	@for a in $(ASSIGNMENTS); do rm -rf source/$$a/minimax_widget source/$$a/minimax_widget.py; \
-	  cp -r coursetools/widget source/$$a/minimax_widget; rm -rf source/$$a/minimax_widget/__pycache__; \
+	$(BIN)/python -c 'from coursetools.course import Course; Course.at().copy_widget_beside_notebooks()'
+	@for a in $(ASSIGNMENTS); do \
 	  log=$$(mktemp); scratch=$$(mktemp -d); \
 	  if $(BIN)/python -m nbgrader generate_assignment $$a --force >$$log 2>&1; then cat $$log; \
 	  elif $(BIN)/python -m nbgrader generate_assignment $$a --force --db=sqlite:///$$scratch/release.db >$$scratch/log 2>&1; then \
@@ -55,6 +55,7 @@ demo-class: venv
 
 ## make demo: open the workbook with its widget in JupyterLab, for a live class.
 demo: venv
+	$(BIN)/python -c 'from coursetools.course import Course; Course.at().copy_widget_beside_notebooks()'
 	$(BIN)/python -m jupyter lab --ServerApp.root_dir=source/noughts_and_crosses noughts_and_crosses.ipynb
 
 ## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading).

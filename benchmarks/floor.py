@@ -85,7 +85,7 @@ def floor(students, assignment='noughts_and_crosses'):
 
 def main():
     sys.path.insert(0, str(ROOT / 'benchmarks'))
-    from grading_benchmark import students_of
+    from classes import students_of
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--class', dest='kind', choices=('varied', 'demo'), default='varied')
     parser.add_argument('--students', type=int, default=40)

@@ -37,35 +37,13 @@ sys.path.insert(0, str(ROOT / 'grader_tests'))
 from conftest import copy_course  # noqa: E402
 from coursetools import democlass  # noqa: E402
 import floor  # noqa: E402  (benchmarks/floor.py)
-
-ASSIGNMENT = 'noughts_and_crosses'
-# How many of each kind a varied class of 40 has (scaled to --students): blank notebooks are the release untouched.
-VARIED = {'blank': 6, 'halfdone': 5, 'recursion': 2, 'slowpoke': 3, 'memo': 6, 'flipsign': 5, 'firstmove': 5,
-          'nocolumns': 8}
-
+from classes import ASSIGNMENT, VARIED, students_of  # noqa: E402,F401  (benchmarks/classes.py)
 
 def env():
     e = dict(os.environ)
     e['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + e.get('PATH', '')
     e.pop('COURSE_ROOT', None)
     return e
-
-
-def students_of(kind, n):
-    """[(student id, notebook)] for a class of n submissions."""
-    release = nbformat.read(ROOT / 'release' / ASSIGNMENT / f'{ASSIGNMENT}.ipynb', as_version=4)
-    if kind == 'demo':
-        files = sorted((ROOT / 'demo_class' / ASSIGNMENT).glob('*.py'))
-        pool = [(f.stem, democlass.fill(release, *democlass.read_answers(f))) for f in files]
-    else:
-        folder = ROOT / 'benchmarks' / 'varied_class' / ASSIGNMENT
-        pool = []
-        for name, count in VARIED.items():
-            notebook = release if name == 'blank' else democlass.fill(
-                release, *democlass.read_answers(folder / f'{name}.py'))
-            pool += [(name, notebook)] * count
-    picked = [pool[(i * len(pool)) // n if n <= len(pool) else i % len(pool)] for i in range(n)]
-    return [(f'{name}_{i + 1:02d}', notebook) for i, (name, notebook) in enumerate(picked)]
 
 
 def build_class(dest, students):

@@ -7,11 +7,14 @@ kernel to call the student's function and brings back what it returned and print
 (`coursetools.answers`). So a student's code can change anything in its own process, IPython included, and
 still only answer questions; the marks are decided here.
 
-    python -m coursetools.checker        # started by coursetools.checker_host.Checker, one per executor
+Nothing a student touched is reused: the process started by the host (`checker_host.CheckerServer`) imports
+the checks and computes their tables once, then forks one child per notebook (a `Session`), which serves that
+notebook alone under CPU-time and memory limits and is killed when the notebook is done or anything unexpected
+happens.
 
-Protocol with the host (the executor that owns the kernel), pickled frames on the process's stdin/stdout:
-host -> checker ('begin', notebook), ('run', cell), ('answer', answer); checker -> host ('ready',), ('begun',
-errors), ('call', request), ('done', result).
+Protocol with the host (the executor that owns the kernel), pickled frames on the session's socket:
+host -> checker ('begin', notebook), ('run', cell), ('answer', answer); checker -> host ('ready', {pid}),
+('begun', {errors, order}), ('call', request), ('done', result).
 """
 import ast
 import builtins
@@ -20,6 +23,10 @@ import io
 import json
 import os
 import pickle
+import resource
+import select
+import signal
+import socket
 import struct
 import sys
 import traceback
@@ -163,6 +170,10 @@ class Session:
         self.remembered = {}
         self.notes = []
         self.errors = []
+        self.tests = dict(notebook.get('tests') or {})
+        self.tested_by = {cell: tested_function(source) for cell, source in self.tests.items()}
+        self.done = set(notebook.get('done') or ())
+        self.tables = {}
         for cell_id, source in notebook['helpers']:
             try:
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -178,12 +189,29 @@ class Session:
         self.namespace.update(self.overrides)
         self.testing, self.context = None, {}
 
-    def isolate(self, testing, context, kernel_sources, local_references):
+    def tested(self, function):
+        """True once every test cell of `function` has run in this notebook."""
+        cells = [cell for cell, tested in self.tested_by.items() if tested == function]
+        return bool(cells) and all(cell in self.done for cell in cells)
+
+    def isolate(self, testing, context, kernel_answers, local_references):
         """While this cell runs, calls of `testing` run in the kernel with `context` (see kernel_agent), and the
-        notebook's other graded functions are the checker's own correct versions."""
+        notebook's other graded functions are the checker's own correct versions.
+
+        The functions `testing` may use are given to the kernel as answers only (`kernel_answers`: name ->
+        (reference, the argument tuples to answer)), never as code, and a graded function's answers only once
+        its own test cells have run, so that they cannot be turned into its marks; until then the student's
+        own version stays."""
         self.testing = testing
+        given = []
+        for name in context.get('replace', ()):
+            if name in self.graded and not self.tested(name):
+                self.notes.append(f'{name} was not replaced while {testing} was tested: its own tests had not run')
+                continue
+            self.tables[name] = answer_table(*kernel_answers[name])
+            given.append(name)
         self.context = {
-            'replace': {name: kernel_sources[name] for name in context.get('replace', ())},
+            'replace': given,
             'memoize': dict(context.get('memoize', {})),
             'record': list(context.get('record', ())),
         }
@@ -216,7 +244,12 @@ class Session:
     def _call(self, name, calls, encoded, context, *, sync=False, count=False, shared=None):
         request = {'function': name, 'calls': encoded, 'cell': self.cell,
                    'sync': sync, 'count': count, 'want_shared': shared is not None, **context}
-        payload = self.exchange(json.dumps(request, allow_nan=True, separators=(',', ':')))
+        text = json.dumps(request, allow_nan=True, separators=(',', ':'))
+        payload = self.exchange(text)
+        needed = _needed_tables(payload, context.get('replace', ()))
+        if needed:          # a new kernel: the answers it may use go with the request, once per kernel
+            payload = self.exchange(text[:-1] + ',"tables":{' + ','.join(
+                f'{json.dumps(table)}:{self.tables[table]}' for table in needed) + '}}')
         for stream, text in payload.get('streams', ()):     # warnings, logging, stray output: shown, never judged
             (self.cell_stderr if stream == 'stderr' else self.cell_stdout).write(text)
         if 'gone' in payload:
@@ -249,11 +282,6 @@ class Session:
     def _outcomes(self, name, reply, expected):
         if not isinstance(reply, dict):
             raise answers.AnswerError('not an answer')
-        observed = reply.get('observed')
-        for item in observed if isinstance(observed, list) else ():
-            note = f'its code {item}'[:300] if isinstance(item, str) else None
-            if note and note not in self.notes:
-                self.notes.append(note)
         if 'missing' in reply:
             raise NameError(f'name {name!r} is not defined: the notebook has no function {name}. '
                             f'Did you run its cell, and keep its name?')
@@ -305,10 +333,13 @@ class Session:
                 exec(code, self.namespace)
         except answers.KernelGone as gone:
             error = _error_output(gone.ename, gone.message, [])
+        except CheckerLimit as limit:
+            error = _error_output('CheckerLimitError', str(limit), [])
         except Exception as raised:
             error = self._error(raised, source)
         finally:
             self.bind_defaults()
+            self.done.add(cell_id)
         outputs = []
         for name, stream in (('stdout', stdout), ('stderr', stderr)):
             if stream.getvalue():
@@ -335,9 +366,19 @@ class Session:
         return _error_output(ename, evalue, lines)
 
 
+ERROR_LIMIT = 4000          # characters of an error message, and of each traceback entry, shown
+
+
 def _error_output(ename, evalue, lines):
+    evalue = _cut(str(evalue), ERROR_LIMIT)
+    ename = ename[:100]
+    lines = [_cut(line, ERROR_LIMIT) for line in lines[-20:]]
     return {'output_type': 'error', 'ename': ename, 'evalue': evalue,
             'traceback': lines + [f'\x1b[0;31m{ename}\x1b[0m: {evalue}']}
+
+
+def _cut(text, limit):
+    return text if len(text) <= limit else text[:limit] + f'... [{len(text) - limit} more characters cut]'
 
 
 def _visible_line(raised, source):
@@ -400,41 +441,183 @@ def function_names(source):
     return {node.name for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
+# --- the order test cells run in, and what the kernel may be given -------------------------------------------
+
+def tested_function(source):
+    """The function a test cell tests: the `testing=` of its `isolate(...)` call, or None."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg == 'testing' and isinstance(keyword.value, ast.Constant):
+                    return keyword.value.value
+    return None
+
+
+def _needs(source, function):
+    """The graded functions whose correct answers the kernel is given while `function` is tested."""
+    import importlib
+    needed = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module == 'coursetools.checks':
+            for alias in node.names:
+                module = importlib.import_module(f'coursetools.checks.{alias.name}')
+                needed.update(getattr(module, 'KERNEL_CONTEXT', {}).get(function, {}).get('replace', ()))
+    return needed
+
+
+def order_of_tests(tests, graded):
+    """The test cells' grade ids in the order they are run: the order of the assignment as released, except that
+    a cell whose tests give the kernel answers of graded functions waits until every cell that gives none has
+    run, and until the cells testing those functions have: answers the kernel was given (and may keep) never
+    help a function that has not been judged yet, the integration task included."""
+    function = {cell: tested_function(source) for cell, source in tests.items()}
+    gives = {cell: _needs(source, function[cell]) & set(graded) if function[cell] else set()
+             for cell, source in tests.items()}
+    plain = [cell for cell in tests if not gives[cell]]
+    waits_for = {cell: set(plain) | {other for other in tests if function[other] in gives[cell] and other != cell}
+                 if gives[cell] else set() for cell in tests}
+    order, waiting = [], []
+    for cell in plain + [cell for cell in tests if gives[cell]]:
+        waiting.append(cell)
+        ready = next((pending for pending in waiting if waits_for[pending] <= set(order)), None)
+        while ready is not None:
+            order.append(ready)
+            waiting.remove(ready)
+            ready = next((pending for pending in waiting if waits_for[pending] <= set(order)), None)
+    return order + waiting
+
+
+_TABLES = {}            # (reference, arguments) -> JSON text of a table, computed once per checker process
+
+
+def answer_table(reference, arguments):
+    """JSON text of {the kernel agent's key of a call: JSON text of the correct answer} for each argument tuple
+    `arguments()` gives, computed by `reference`."""
+    if (reference, arguments) not in _TABLES:
+        from coursetools import kernel_agent
+        table = {kernel_agent.table_key(args): json.dumps(kernel_agent.encode(reference(*args), [kernel_agent.MAX_NODES]),
+                                                          separators=(',', ':'))
+                 for args in arguments()}
+        _TABLES[reference, arguments] = json.dumps(table, separators=(',', ':'))
+    return _TABLES[reference, arguments]
+
+
+def _needed_tables(payload, given):
+    text = payload.get('text') if 'gone' not in payload else None
+    if not isinstance(text, str) or not text.startswith('{"need_tables"'):
+        return []
+    try:
+        asked = json.loads(text).get('need_tables')
+    except (ValueError, AttributeError):
+        return []
+    return [name for name in asked if name in given] if isinstance(asked, list) else []
+
+
+# --- limits --------------------------------------------------------------------------------------------------
+
+CPU_SECONDS_PER_CELL = 60           # CPU time the checks of one test cell may use
+MEMORY_BYTES = 3 * 1024 ** 3         # address space of one session
+
+
+class CheckerLimit(Exception):
+    """The checks of a test cell used more CPU time than they may (an answer built to make them slow)."""
+
+
+def _over_cpu_time(signum, frame):
+    raise CheckerLimit(f'The grader\'s checks of this cell used more than {CPU_SECONDS_PER_CELL} s of CPU time '
+                       'on your answers and were stopped (is a value unusually large?).')
+
+
+def _limit_cpu_for_a_cell():
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = int(used.ru_utime + used.ru_stime) + 1
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (spent + CPU_SECONDS_PER_CELL, spent + CPU_SECONDS_PER_CELL + 10))
+    except (ValueError, OSError):
+        pass
+
+
+def _limit_memory():
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(MEMORY_BYTES, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        pass
+
+
 # --- the process ------------------------------------------------------------------------------------------------
 
-def warm_up():
-    """Import every assignment's checks and let them compute their tables, once per process."""
+def warm_up(assignment=None):
+    """Import the assignment's checks (every assignment's, if None or unknown) and let them compute their tables
+    and the answers the kernel may be given, once per process (the sessions forked from it inherit them)."""
     import importlib
     import pkgutil
     import coursetools.checks
-    for module in pkgutil.iter_modules(coursetools.checks.__path__):
-        checks = importlib.import_module(f'coursetools.checks.{module.name}')
+    names = [module.name for module in pkgutil.iter_modules(coursetools.checks.__path__)]
+    for name in [assignment] if assignment in names else names:
+        checks = importlib.import_module(f'coursetools.checks.{name}')
         if callable(getattr(checks, 'warm_up', None)):
             checks.warm_up()
+        for reference, arguments in getattr(checks, 'KERNEL_ANSWERS', {}).values():
+            answer_table(reference, arguments)
 
 
-def main():
-    host_in = os.fdopen(os.dup(0), 'rb', buffering=0)
-    host_out = os.fdopen(os.dup(1), 'wb', buffering=0)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)             # stray prints go to the log, never into the protocol
-    warm_up()
-    send(host_out, ('ready', {}))
+def serve_session(host_in, host_out):
+    """One notebook, in a child of the server: begin, then its test cells, until the host hangs up."""
+    signal.signal(signal.SIGXCPU, _over_cpu_time)
+    _limit_memory()
+    send(host_out, ('ready', {'pid': os.getpid()}))
     session = None
     while True:
         try:
             kind, payload = receive(host_in)
         except EOFError:
             return
-        if kind == 'begin':
+        if kind == 'begin' and session is None:
             session = _current[0] = Session(host_in, host_out, payload)
-            send(host_out, ('begun', {'errors': session.errors}))
-        elif kind == 'run':
+            order = order_of_tests(session.tests, session.graded)
+            send(host_out, ('begun', {'errors': session.errors, 'order': order}))
+        elif kind == 'run' and session is not None:
+            _limit_cpu_for_a_cell()
             outputs = session.run(payload['cell'], payload['source'])
             notes, session.notes = session.notes, []
             send(host_out, ('done', {'outputs': outputs, 'notes': notes}))
-        elif kind == 'stop':
+        else:
             return
+
+
+def main():
+    """The checker server: warm up for the assignment in argv[2] (if given), then fork a session for every
+    connection to the socket at argv[1]; stop when the host closes stdin."""
+    control = os.fdopen(os.dup(1), 'wb', buffering=0)
+    os.dup2(2, 1)             # stray prints go to the log, never into a protocol
+    warm_up(sys.argv[2] if len(sys.argv) > 2 else None)
+    path = sys.argv[1]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)        # children are reaped by the system
+    send(control, ('ready', {}))
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
+            return
+        if listener in ready:
+            connection, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                code = 0
+                try:
+                    serve_session(connection.makefile('rb', buffering=0), connection.makefile('wb', buffering=0))
+                except BaseException:
+                    traceback.print_exc()
+                    code = 1
+                finally:
+                    sys.stderr.flush()
+                    os._exit(code)
+            connection.close()
 
 
 if __name__ == '__main__':

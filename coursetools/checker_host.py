@@ -1,5 +1,5 @@
 """The executor's side of the trusted checker (`coursetools.checker`): what a notebook's test cells are, and the
-checker process that runs them.
+checker processes that run them (a warm server per slot, a forked session per notebook).
 
 `TrustedCells` is read from the gradebook, never from the submission: the test cells' sources (hidden checks
 included), the locked cells they need (`picture`, `EMPTY_BOARD`, ...), and the names of the functions the
@@ -8,10 +8,15 @@ students write (the `def`s of the solution cells).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import select
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass, field
 
@@ -54,95 +59,168 @@ class TrustedCells:
         return cls(assignment, tests, helpers, graded, [gid for gid, _ in locked_code])
 
     def notebook(self):
-        return {'assignment': self.assignment, 'graded': self.graded, 'helpers': self.helpers}
+        return {'assignment': self.assignment, 'graded': self.graded, 'helpers': self.helpers, 'tests': self.tests}
 
 
 class CheckerError(RuntimeError):
     """The checker process failed (not the student's fault)."""
 
 
-class Checker:
-    """A checker process, reused from notebook to notebook (its namespace is new for each). Blocking I/O, called
-    from worker threads by the async executor (`run_in_executor`)."""
+class CheckerServer:
+    """The warm checker process of one slot (or one executor): it forks a fresh `CheckerSession` for every
+    notebook, so that nothing one student's answers reached is ever used for another."""
 
-    def __init__(self, log_path=None):
-        self.log_path = log_path
+    def __init__(self, log_path=None, assignment=''):
+        self.log_path, self.assignment = log_path, assignment
         self.process = None
+        self.folder = None
         self.lock = threading.Lock()
 
     def start(self):
         env = dict(os.environ)
         env.pop('NBGRADER_EXECUTION', None)
+        self.folder = tempfile.mkdtemp(prefix='checker-')
         log = open(self.log_path, 'ab') if self.log_path else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.checker import main; main()'],
-                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                                            bufsize=0)
+            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.checker import main; main()',
+                                             self.socket_path, self.assignment or ''],
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=log, env=env, bufsize=0)
         finally:
             if log is not subprocess.DEVNULL:
                 log.close()
-        kind, _ = self._receive(READY_TIMEOUT)
+        ready, _, _ = select.select([self.process.stdout], [], [], READY_TIMEOUT)
+        try:
+            kind, _ = checker.receive(self.process.stdout) if ready else ('no answer', None)
+        except EOFError:
+            kind = f'it ended{_status(self.process)}'
         if kind != 'ready':
+            self.close()
             raise CheckerError(f'the checker did not start ({kind})')
         return self
+
+    _shared: dict = {}
+
+    @classmethod
+    def shared(cls, assignment):
+        """This process's server for `assignment` (stopped when the process ends): plain `nbgrader autograde`
+        makes an executor per notebook, and the sessions, not the server, are what a notebook must not share."""
+        if assignment not in cls._shared:
+            cls._shared[assignment] = cls(assignment=assignment)
+        return cls._shared[assignment]
+
+    @classmethod
+    def close_shared(cls):
+        """Stop this process's shared servers (at exit; a test that made executors of its own)."""
+        while cls._shared:
+            cls._shared.popitem()[1].close()
+
+    @property
+    def socket_path(self):
+        return os.path.join(self.folder, 'checker.sock')
 
     @property
     def alive(self):
         return self.process is not None and self.process.poll() is None
 
     def ensure(self):
-        if not self.alive:
-            self.close()
-            self.start()
+        with self.lock:
+            if not self.alive:
+                self.close()
+                self.start()
         return self
 
-    def begin(self, trusted: TrustedCells):
-        """A fresh namespace for a new notebook; returns errors of locked cells (a defect of the course)."""
+    def session(self) -> 'CheckerSession':
+        """A new checker process for one notebook."""
         self.ensure()
-        checker.send(self.process.stdin, ('begin', trusted.notebook()))
-        kind, payload = self._receive(READY_TIMEOUT)
-        return payload.get('errors', [])
-
-    def send(self, message):
-        checker.send(self.process.stdin, message)
-
-    def _receive(self, timeout=None):
-        stream = self.process.stdout
-        if timeout is not None:
-            ready, _, _ = select.select([stream], [], [], timeout)
-            if not ready:
-                raise TimeoutError
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            return checker.receive(stream)
-        except EOFError as error:
-            raise CheckerError(f'the checker process ended{self._status()}') from error
-
-    def receive(self, timeout=None):
-        return self._receive(timeout)
-
-    def _status(self):
-        code = self.process.poll() if self.process else None
-        return '' if code is None else f' (status {code})'
+            connection.connect(self.socket_path)
+        except OSError as error:
+            connection.close()
+            raise CheckerError(f'could not reach the checker ({error})') from error
+        return CheckerSession(connection)
 
     def close(self):
         process, self.process = self.process, None
-        if process is None:
-            return
-        try:
-            process.stdin.close()
-        except OSError:
-            pass
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process is not None:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
 
-    def kill(self):
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-        self.close()
+
+atexit.register(CheckerServer.close_shared)
+
+
+def _status(process):
+    code = process.poll() if process else None
+    return '' if code is None else f' (status {code})'
+
+
+class CheckerSession:
+    """The checker process of one notebook (a child of the server). Blocking I/O, called from worker threads by
+    the async executor (`run_in_executor`). Once closed, it is gone: a notebook that needs the checker again
+    (after a failure) gets a new session."""
+
+    def __init__(self, connection):
+        self.connection = connection
+        self.reader = connection.makefile('rb', buffering=0)
+        self.writer = connection.makefile('wb', buffering=0)
+        self.pid = None
+        kind, payload = self._receive(READY_TIMEOUT)
+        if kind != 'ready' or type(payload.get('pid')) is not int:
+            self.close()
+            raise CheckerError(f'the checker session did not start ({kind})')
+        self.pid = payload['pid']
+
+    def begin(self, trusted: TrustedCells, done=()):
+        """Load the notebook's trusted cells; returns (errors of locked cells, the order to run test cells in).
+        `done`: test cells that already ran for this notebook in an earlier session."""
+        self.send(('begin', dict(trusted.notebook(), done=list(done))))
+        kind, payload = self._receive(READY_TIMEOUT)
+        if kind != 'begun':
+            raise CheckerError(f'unexpected message from the checker: {kind}')
+        return payload.get('errors', []), payload.get('order') or list(trusted.tests)
+
+    def send(self, message):
+        try:
+            checker.send(self.writer, message)
+        except OSError as error:
+            raise CheckerError(f'the checker process ended ({error})') from error
+
+    def _receive(self, timeout=None):
+        if timeout is not None:
+            ready, _, _ = select.select([self.reader], [], [], timeout)
+            if not ready:
+                raise TimeoutError
+        try:
+            return checker.receive(self.reader)
+        except (EOFError, OSError) as error:
+            raise CheckerError('the checker process ended: its checks were stopped (too much CPU time or '
+                               'memory) or failed') from error
+
+    def close(self):
+        """End the session's process, whatever it is doing."""
+        for stream in (self.reader, self.writer, self.connection):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.pid = None
 
     async def run_cell(self, trusted, cell_id, call_kernel, deadline):
         """Run one test cell; returns (outputs, notes). `call_kernel(request, deadline)` is the executor's
@@ -151,11 +229,7 @@ class Checker:
         self.send(('run', {'cell': cell_id, 'source': trusted.tests[cell_id]}))
         while True:
             remaining = max(0.0, deadline - loop.time()) if deadline is not None else None
-            try:
-                kind, payload = await loop.run_in_executor(None, self._receive, remaining)
-            except TimeoutError:
-                self.kill()       # the checks themselves are too slow (never the student's code): start again
-                raise
+            kind, payload = await loop.run_in_executor(None, self._receive, remaining)
             if kind == 'call':
                 self.send(('answer', await call_kernel(payload, deadline)))
             elif kind == 'done':

@@ -65,7 +65,8 @@ def _run_app(command, argv):
             app = getattr(nbgrader.apps, APPS[command])()
             app.initialize(argv)
             settings = Grading(config=app.config)
-            if settings.fast_feedback_html and 'exporter_class' not in app.config.GenerateFeedback:
+            if (settings.fast_feedback_html and adapters.allowed()
+                    and 'exporter_class' not in app.config.GenerateFeedback):
                 app.config.GenerateFeedback.exporter_class = adapters.FeedbackHTMLExporter
             with adapters.speed_ups(in_process_alembic=settings.in_process_alembic):
                 app.start()

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: error outputs the executor writes that mean a student needs attention (the report lists them)
-ATTENTION_ERRORS = {'CellTimeoutError': 'timeout', 'KernelDied': 'kernel death'}
+ATTENTION_ERRORS = {'CellTimeoutError': 'timeout', 'KernelDied': 'kernel death',
+                    'GraderChannelError': 'a message the grader could not read (the kernel was stopped)',
+                    'CheckerLimitError': 'checks stopped at their CPU limit'}
 
 CONFIG = 'nbgrader_config.py'
 
@@ -57,6 +59,17 @@ class Course:
     def assignments(self) -> list:
         """Every assignment in source/ (a folder holding a notebook of its own name)."""
         return sorted(p.name for p in (self.root / 'source').iterdir() if (p / f'{p.name}.ipynb').is_file())
+
+    def copy_widget_beside_notebooks(self) -> None:
+        """source/<assignment>/minimax_widget/: a copy of the widget package (coursetools/widget/, its one place
+        in git), which nbgrader's release then ships beside the student's notebook. Made, never committed."""
+        import shutil
+        import coursetools.widget
+        package = Path(coursetools.widget.__file__).parent
+        for assignment in self.assignments():
+            target = self.root / 'source' / assignment / 'minimax_widget'
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(package, target, ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
 
     def students(self, assignment) -> list:
         """Students with a submission folder for `assignment` in submitted/."""

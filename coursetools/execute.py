@@ -25,47 +25,34 @@ import os
 import signal
 import time
 import uuid
-import weakref
 from queue import Empty
 from typing import Any, Optional
 
-import jupyter_client
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient.client import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
-from traitlets import Bool, Float, Integer, Unicode
+from traitlets import Bool, DottedObjectName, Float, Integer, Unicode
 
 from nbgrader.preprocessors import Execute
 
-from coursetools import kernel_agent, sandbox as sbx
-from coursetools.checker_host import Checker, CheckerError, TrustedCells
+from coursetools import sandbox as sbx
+from coursetools.channel import (GradingKernelClient, KernelGone, cap_error, channel_broken, error_output,  # noqa
+                                 mb, wait_until_ready)
+from coursetools.checker_host import CheckerServer, TrustedCells
 from coursetools.course import ATTENTION_ERRORS
 from coursetools.kernels import ColdKernels, KernelPlace, SandboxProvisioner
 from coursetools.sandbox import Limits, SandboxUnavailable
+from coursetools.testcells import TestCellsInChecker
 
 __all__ = ['SandboxedExecute', 'SandboxedKernelManager', 'SandboxUnavailable', 'ATTENTION_ERRORS']
-
-
-# The agent arrives as a user expression of an empty execute request (evaluated as it is, never through IPython's
-# cell machinery: input transformers, hooks, history); calls then travel as comm messages.
-_AGENT_SOURCE = open(kernel_agent.__file__, encoding='utf-8').read()
-_BOOT = ("(lambda sys, module: (sys.modules.__setitem__('_course_grader', module), exec(compile({source!r}, "
-         "{filename!r}, 'exec'), module.__dict__), module.install()))(__import__('sys'), "
-         "__import__('types').ModuleType('_course_grader'))")
-
-
-_STREAM_LIMIT = 100_000       # characters a call's stray output may add to a test cell
-
-
-def _mb(n: int) -> str:
-    return f'{n / 1024**2:g} MB' if n < 1024**3 else f'{n / 1024**3:g} GB'
 
 
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager for one kernel in a `KernelPlace`, launched by a kernel source."""
 
+    client_class = DottedObjectName('coursetools.channel.GradingKernelClient')
     log_path = None
 
     def place_kernel(self, source, place: KernelPlace, limits: Limits) -> None:
@@ -89,53 +76,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             return ''
 
 
-class _KernelGone(Exception):
-    """The kernel died or had to be killed while running a cell or a call."""
-
-    def __init__(self, ename: str, message: str):
-        super().__init__(message)
-        self.ename, self.message = ename, message
-
-
-async def wait_until_ready(kc, timeout):
-    """Wait until the kernel answers on its shell channel and its IOPub channel is connected: the handshake of
-    jupyter_client's `wait_for_ready`, which then waits for 0.2 s of silence on IOPub (0.2 s more per notebook,
-    half of a forked kernel's start). Here IOPub is drained up to the kernel's idle status for the handshake's own
-    request, the last message it sends for it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        request = kc.kernel_info()
-        try:
-            reply = await kc.shell_channel.get_msg(timeout=1)
-        except Empty:
-            reply = None
-        if reply is not None and reply['msg_type'] == 'kernel_info_reply':
-            if await _idle_seen(kc, request, 0.2, deadline):
-                version = int(reply['content']['protocol_version'].split('.')[0])
-                if version != jupyter_client.protocol_version_info[0]:
-                    kc.session.adapt_version = version     # as jupyter_client does for an older kernel
-                return
-        if not await kc.is_alive():
-            raise RuntimeError('Kernel died before replying to kernel_info')
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
-
-
-async def _idle_seen(kc, request, timeout, deadline):
-    """True once IOPub carried the kernel's idle status for `request`; False if IOPub stayed silent for
-    `timeout` (not connected yet: the handshake starts over) or the deadline passed."""
-    while time.monotonic() < deadline:
-        try:
-            message = await kc.iopub_channel.get_msg(timeout=timeout)
-        except Empty:
-            return False
-        if (message['msg_type'] == 'status' and message['parent_header'].get('msg_id') == request
-                and message['content'].get('execution_state') == 'idle'):
-            return True
-    return False
-
-
-class SandboxedExecute(Execute):
+class SandboxedExecute(TestCellsInChecker, Execute):
     """nbgrader's `Execute`, with sandboxed kernels that may die, and test cells judged by the trusted checker."""
 
     timeout = Integer(120, allow_none=True, help='Wall time per cell, in seconds (None/0: no limit).').tag(config=True)
@@ -159,11 +100,12 @@ class SandboxedExecute(Execute):
     nbgrader_execution = Unicode('autograde', help='NBGRADER_EXECUTION in the kernels: notebooks can tell they are '
                                                    'being graded (the widget switches itself off).').tag(config=True)
 
-    def __init__(self, *args, kernel_source=None, checker=None, **kwargs):
+    def __init__(self, *args, kernel_source=None, checker_server=None, **kwargs):
         kwargs.setdefault('kernel_manager_class', SandboxedKernelManager)
         super().__init__(*args, **kwargs)
         self.kernel_source = kernel_source or ColdKernels()
-        self.checker: Optional[Checker] = checker
+        self.checker_server: Optional[CheckerServer] = checker_server
+        self.session = None
         self.place: Optional[KernelPlace] = None
         self.timing: dict = {}
         self.notes: list = []
@@ -171,9 +113,11 @@ class SandboxedExecute(Execute):
 
     # ------------------------------------------------------------------ settings
 
+    environment_may_unsandbox = True     # False on a grading worker: the grading process decided (pool.RunSpec)
+
     @property
     def sandboxed(self) -> bool:
-        return bool(self.sandbox) and not sbx.unsandboxed_requested()
+        return bool(self.sandbox) and not (self.environment_may_unsandbox and sbx.unsandboxed_requested())
 
     def limits(self) -> Limits:
         return Limits(memory_bytes=self.memory_limit, cpu_seconds=self.cpu_time_limit,
@@ -213,6 +157,7 @@ class SandboxedExecute(Execute):
         try:
             await self._run_notebook(trusted)
         finally:
+            self._end_session()
             try:
                 await self._stop_kernel()
             finally:
@@ -299,47 +244,70 @@ class SandboxedExecute(Execute):
                 pass
         return f' (exit status {rc})'
 
-    def _death(self) -> _KernelGone:
-        return _KernelGone('KernelDied', f'The kernel died while running this cell{self._exit_description()}: it '
+    def _death(self) -> KernelGone:
+        return KernelGone('KernelDied', f'The kernel died while running this cell{self._exit_description()}: it '
                                          f'crashed, exited, or hit a resource limit (memory '
-                                         f'{_mb(self.memory_limit or 0)}, CPU {self.cpu_time_limit} s). Later cells '
+                                         f'{mb(self.memory_limit or 0)}, CPU {self.cpu_time_limit} s). Later cells '
                                          'run in a fresh kernel.')
 
     # ------------------------------------------------------------------ the notebook
 
     async def _run_notebook(self, trusted: Optional[TrustedCells]) -> None:
+        """Kernel cells in the notebook's order; test cells in the trusted order (from the checker), each once
+        the notebook has reached it and every test cell before it in that order has run."""
         await self._start_kernel()
         info = await self.async_wait_for_reply(self.kc.kernel_info())
         if info is not None and 'language_info' in info['content']:
             self.nb.metadata['language_info'] = info['content']['language_info']
+        order = []
         if trusted is not None and trusted.tests:
-            await self._begin_checker(trusted)
-        done: list[int] = []          # kernel cells that ran to completion, in order (replayed after a death)
-        skip_replay: set = set()      # cells that killed or hung a kernel, or timed out
-        deaths = 0
+            order = await self._begin_checker(trusted)
+            self._note_test_cell_order(trusted, order)
+        self._done, self._skip_replay, self._deaths = [], set(), 0
+        self._tests_run: list = []
+        waiting: dict = {}            # grade_id -> index of a test cell reached before its turn
         for index, cell in enumerate(self.nb.cells):
             if cell.cell_type != 'code' or not cell.source.strip():
                 await self.async_execute_cell(cell, index, execution_count=None)
                 continue
-            if deaths > self.max_kernel_restarts:
-                self._add_error(cell, 'KernelDied', f'not run: too many kernel deaths ({deaths}) in this notebook')
-                continue
             grade_id = (cell.metadata.get('nbgrader') or {}).get('grade_id')
-            try:
-                if trusted is not None and grade_id in trusted.tests and cell.metadata['nbgrader'].get('grade'):
-                    await self._run_test_cell(cell, trusted, grade_id)
-                elif await self._run_kernel_cell(cell, index):
-                    done.append(index)
-                else:
-                    skip_replay.add(index)
-            except _KernelGone as gone:
-                deaths += 1
-                skip_replay.add(index)
-                if not any(o.get('ename') == gone.ename for o in cell.get('outputs', [])):
-                    self._add_error(cell, gone.ename, gone.message)
-                if deaths <= self.max_kernel_restarts:
-                    deaths = await self._restart_and_replay(done, skip_replay, deaths)
+            if trusted is None or grade_id not in trusted.tests or not cell.metadata['nbgrader'].get('grade'):
+                await self._run_one(cell, index, None)
+            elif grade_id in self._tests_run or grade_id in waiting:
+                await self._run_one(cell, index, grade_id)          # a duplicate keeps its old behaviour
+            else:
+                waiting[grade_id] = index
+            while order and order[0] in waiting:
+                grade_id = order.pop(0)
+                await self._run_one(self.nb.cells[waiting[grade_id]], waiting.pop(grade_id), grade_id)
+            while order and order[0] not in waiting and order[0] in self._tests_run:
+                order.pop(0)
+        for grade_id in [g for g in order if g in waiting] + list(waiting):   # cells the notebook has not got
+            if grade_id in waiting:
+                await self._run_one(self.nb.cells[waiting[grade_id]], waiting.pop(grade_id), grade_id)
         self.set_widgets_metadata()
+
+    async def _run_one(self, cell, index, grade_id) -> None:
+        """Run one code cell (a test cell in the checker when `grade_id` is given); a kernel that dies or a broken
+        channel costs this cell, and the next cells get a fresh kernel with the completed cells replayed."""
+        if self._deaths > self.max_kernel_restarts:
+            self._add_error(cell, 'KernelDied', f'not run: too many kernel deaths ({self._deaths}) in this notebook')
+            return
+        try:
+            if grade_id is not None:
+                self._tests_run.append(grade_id)
+                await self._run_test_cell(cell, grade_id)
+            elif await self._run_kernel_cell(cell, index):
+                self._done.append(index)
+            else:
+                self._skip_replay.add(index)
+        except KernelGone as gone:
+            self._deaths += 1
+            self._skip_replay.add(index)
+            if not any(o.get('ename') == gone.ename for o in cell.get('outputs', [])):
+                self._add_error(cell, gone.ename, gone.message)
+            if self._deaths <= self.max_kernel_restarts:
+                self._deaths = await self._restart_and_replay(self._done, self._skip_replay, self._deaths)
 
     async def _run_kernel_cell(self, cell, index) -> bool:
         """Run a cell in the kernel; False if it timed out (it is not replayed after a restart)."""
@@ -351,8 +319,13 @@ class SandboxedExecute(Execute):
             raise self._death() from None
         except CellTimeoutError:
             cell.execution_count = self.code_cells_executed
-            raise _KernelGone('CellTimeoutError', f'Cell did not finish within {self.timeout} s and did not stop '
+            raise KernelGone('CellTimeoutError', f'Cell did not finish within {self.timeout} s and did not stop '
                                                   'when interrupted; the kernel was restarted.') from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as error:          # a message the grader could not read: nothing of this kernel is kept
+            cell.execution_count = self.code_cells_executed
+            raise channel_broken(error) from None
         finally:
             self.timing['kernel_cells'] += time.perf_counter() - started
         return not any(o.get('output_type') == 'error' and o.get('ename') == 'CellTimeoutError'
@@ -406,138 +379,16 @@ class SandboxedExecute(Execute):
             stop.set()
             await drainer
 
-    # ------------------------------------------------------------------ test cells, in the checker
-
-    async def _begin_checker(self, trusted: TrustedCells) -> None:
-        loop = asyncio.get_running_loop()
-        if self.checker is None:
-            self.checker = Checker()
-            weakref.finalize(self, self.checker.close)
-        errors = await loop.run_in_executor(None, self.checker.begin, trusted)
-        for error in errors:
-            self.log.error('%s', error)
-
-    async def _run_test_cell(self, cell, trusted: TrustedCells, grade_id: str) -> None:
-        """Run a test cell in the checker; raises _KernelGone if the kernel died or hung during a call."""
-        loop = asyncio.get_running_loop()
-        self.code_cells_executed += 1
-        cell.execution_count = self.code_cells_executed
-        cell.outputs = []
-        self._gone = None
-        started = time.perf_counter()
-        deadline = loop.time() + self.timeout if self.timeout else None
-        try:
-            outputs, notes = await self.checker.run_cell(trusted, grade_id, self._call_kernel, deadline)
-        except TimeoutError:
-            outputs, notes = [_error(
-                'CellTimeoutError', f'The checks of this cell did not finish within {self.timeout} s.')], []
-            await loop.run_in_executor(None, self.checker.begin, trusted)
-        except CheckerError as error:
-            self.log.error('the checker failed in cell %s: %s', grade_id, error)
-            outputs, notes = [_error('CheckerError', f'The grader\'s checker failed ({error}); ask your '
-                                                     'instructor to regrade.')], []
-            await loop.run_in_executor(None, self.checker.begin, trusted)
-        finally:
-            self.timing['test_cells'] += time.perf_counter() - started
-        cell.outputs = [NotebookNode(output) for output in outputs]
-        self.notes.extend(notes)
-        if self._gone is not None:
-            raise self._gone
-
-    async def _call_kernel(self, request: str, deadline: Optional[float]) -> dict:
-        """Perform one checker request (JSON text) in the kernel; the answer's text, or why there is none."""
-        started = time.perf_counter()
-        try:
-            return await self._call(request, deadline)
-        finally:
-            self.timing['call_seconds'] += time.perf_counter() - started
-
-    async def _call(self, request: str, deadline: Optional[float]) -> dict:
-        if self._gone is not None:
-            return {'gone': self._gone.ename, 'message': self._gone.message}
-        kc = self.kc
-        if self._agent_kernel is not kc:
-            await self._install_agent(kc, deadline)
-        self.timing['calls'] += 1
-        message = kc.session.msg('comm_msg', {'comm_id': self._comm_id, 'data': {'request': request}})
-        kc.shell_channel.send(message)
-        msg_id = message['header']['msg_id']
-        loop = asyncio.get_running_loop()
-        text, idle = None, False
-        interrupted_at = None
-        streams, kept = [], 0          # what reached the kernel's stdout and stderr by other ways than print
-        while not idle:
-            now = loop.time()
-            if deadline is not None and now >= deadline and interrupted_at is None:
-                interrupted_at = now
-                await self.km.interrupt_kernel()
-            if interrupted_at is not None and now >= interrupted_at + self.interrupt_grace_period:
-                self._gone = _KernelGone('CellTimeoutError', f'Cell did not finish within {self.timeout} s and did '
-                                                             'not stop when interrupted; the kernel was restarted.')
-                return {'gone': self._gone.ename, 'message': self._gone.message}
-            limit = 1.0
-            if deadline is not None:
-                limit = max(0.05, min(limit, (interrupted_at + self.interrupt_grace_period if interrupted_at
-                                              else deadline) - now))
-            try:
-                msg = await kc.iopub_channel.get_msg(timeout=limit)
-            except Empty:
-                if not await self.km.is_alive():
-                    self._gone = self._death()
-                    return {'gone': self._gone.ename, 'message': self._gone.message}
-                continue
-            if msg['parent_header'].get('msg_id') != msg_id:
-                continue
-            kind, content = msg['msg_type'], msg['content']
-            if kind == 'comm_msg' and content.get('comm_id') == self._comm_id:
-                text = (content.get('data') or {}).get('answer')
-            elif kind == 'stream' and kept < _STREAM_LIMIT:
-                piece = str(content.get('text', ''))[:_STREAM_LIMIT - kept]
-                kept += len(piece)
-                streams.append((content.get('name') == 'stderr' and 'stderr' or 'stdout', piece))
-            elif kind == 'status' and content.get('execution_state') == 'idle':
-                idle = True
-        if interrupted_at is not None:
-            return {'gone': 'CellTimeoutError', 'message': f'Cell did not finish within {self.timeout} s and was '
-                                                           'interrupted.', 'streams': streams}
-        return {'text': text, 'streams': streams}
-
-    async def _install_agent(self, kc, deadline):
-        """Send the agent to a new kernel and open its comm; the answers to calls come back on that comm."""
-        boot = _BOOT.format(source=_AGENT_SOURCE, filename=kernel_agent.FILENAME)
-        msg_id = kc.execute('', silent=True, store_history=False, user_expressions={'agent': boot},
-                            allow_stdin=False, stop_on_error=False)
-        await self._wait_idle(kc, msg_id, deadline)
-        self._comm_id = uuid.uuid4().hex
-        message = kc.session.msg('comm_open', {'comm_id': self._comm_id, 'target_name': kernel_agent.TARGET,
-                                               'data': {}})
-        kc.shell_channel.send(message)
-        await self._wait_idle(kc, message['header']['msg_id'], deadline)
-        self._agent_kernel = kc
-
-    async def _wait_idle(self, kc, msg_id, deadline):
-        loop = asyncio.get_running_loop()
-        while deadline is None or loop.time() < deadline:
-            try:
-                msg = await kc.iopub_channel.get_msg(timeout=1)
-            except Empty:
-                if not await self.km.is_alive():
-                    return
-                continue
-            if (msg['parent_header'].get('msg_id') == msg_id and msg['msg_type'] == 'status'
-                    and msg['content'].get('execution_state') == 'idle'):
-                return
-
     # ------------------------------------------------------------------ outputs
 
     @staticmethod
     def _add_error(cell: NotebookNode, ename: str, message: str) -> None:
         cell.setdefault('outputs', [])
-        cell.outputs.append(NotebookNode(_error(ename, message)))
+        cell.outputs.append(NotebookNode(error_output(ename, message)))
 
     def _note(self) -> NotebookNode:
         return NotebookNode(output_type='stream', name='stdout',
-                            text=f'\n[output truncated by the grader after {_mb(self.max_output_bytes)}]\n')
+                            text=f'\n[output truncated by the grader after {mb(self.max_output_bytes)}]\n')
 
     def output(self, outs, msg, display_id, cell_index):
         limit = self.max_output_bytes
@@ -545,9 +396,7 @@ class SandboxedExecute(Execute):
             return super().output(outs, msg, display_id, cell_index)
         msg_type, content = msg['msg_type'], msg['content']
         if msg_type == 'error':
-            tb = content.get('traceback') or []
-            if sum(len(t) for t in tb) > 20_000:   # keep errors, but not megabytes of them
-                content['traceback'] = [t[:4000] for t in tb[:5] + ['...'] + tb[-5:]]
+            cap_error(content)
             return super().output(outs, msg, display_id, cell_index)
         if msg_type == 'stream':
             size = len(content.get('text', ''))
@@ -569,8 +418,4 @@ class SandboxedExecute(Execute):
             outs.append(self._note())
         return out
 
-
-def _error(ename: str, message: str) -> dict:
-    return {'output_type': 'error', 'ename': ename, 'evalue': message,
-            'traceback': [f'\x1b[0;31m{ename}\x1b[0m: {message}']}
 

@@ -22,6 +22,7 @@ import time
 
 from coursetools import commands, democlass, marks, pool, repair, sandbox
 from coursetools.course import Course
+from coursetools.grading import NoWorkerCanGrade
 from coursetools.progress import Phases
 
 
@@ -65,6 +66,9 @@ def autograde(course, assignment, db=None, options=(), sequential=False, started
     run = None
     if sequential:
         sequential_autograde(course, assignment, notes, db, options)
+        for student, found in static_notes(course, assignment, db).items():
+            notes[student] = list(dict.fromkeys(notes.get(student, []) + found))
+            print(f'   {student}: {"; ".join(found)}', flush=True)
     else:
         run = started.run(notes=notes, on_tail=on_tail)
         for student, student_notes in run.notes.items():
@@ -88,6 +92,33 @@ def sequential_autograde(course, assignment, notes, db, options):
         if not failed:
             sys.stderr.write(result.stdout + result.stderr)
             raise SystemExit(f'nbgrader autograde {assignment} failed; its log is above.')
+
+
+def static_notes(course, assignment, db=None):
+    """{student: notes} after `--sequential` (plain nbgrader, in its own process): the locked cells each staged
+    submission changed or deleted, and what the student's code in the autograded notebook does to the grader
+    (`coursetools.tampering`, as the parallel run's pipeline decides them)."""
+    import nbformat
+
+    from coursetools import tampering
+    from coursetools.pipeline import CourseCells
+    found, cells = {}, {}
+    for graded in sorted(course.root.glob(f'autograded/*/{assignment}/*.ipynb')):
+        student, name = graded.parent.parent.name, graded.stem
+        if not (course.staging / student / assignment).is_dir():      # not graded in this run
+            continue
+        try:
+            if name not in cells:
+                cells[name] = CourseCells.from_gradebook(db or course.db_url, assignment, name)
+            staged = course.staging / student / assignment / graded.name
+            notes = tampering.locked_cell_notes(nbformat.read(staged, as_version=4), cells[name].expected) \
+                if staged.exists() else []
+            notes += tampering.notes(nbformat.read(graded, as_version=4), cells[name].sources)
+        except Exception as error:      # a report for the instructor: never a reason not to grade
+            notes = [f'the grader could not read this notebook for the report ({type(error).__name__})']
+        if notes:
+            found.setdefault(student, []).extend(notes)
+    return found
 
 
 def write_status(course, assignment, notes):
@@ -129,6 +160,7 @@ def grade_each(course, graded, phases, helpers, reports, db, options, sequential
         try:
             with phases.start(f'{assignment}: release'):
                 print(f'== {assignment}: release', flush=True)
+                course.copy_widget_beside_notebooks()
                 commands.run(course, 'generate_assignment', assignment, '--force', db=db)
             with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
                                    start=sequential, forked=helpers) as feedback:
@@ -214,6 +246,8 @@ def main(argv=None):
     parser.add_argument('--course', help='the course folder (default: the current folder)')
     parser.add_argument('--scheduler', help='address of an existing Dask scheduler, e.g. tcp://host:8786 '
                         '(default: c.Grading.scheduler, else a LocalCluster on this machine)')
+    parser.add_argument('--scheduler-timeout', type=float, help='seconds to wait for --scheduler before giving up '
+                        '(default: c.Grading.scheduler_timeout, 30)')
     parser.add_argument('--workers', type=int, help='notebooks at once on the LocalCluster (default: cores + 1)')
     parser.add_argument('--kernels', choices=pool.KERNEL_SOURCES,
                         help='where kernels come from (default: c.Grading.kernels, forked)')
@@ -233,13 +267,23 @@ def main(argv=None):
                                                ('kernels', args.kernels)) if value is not None}
     if not args.sequential:
         settings['progress'] = not args.no_progress
-    runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential, **settings)
+    if args.scheduler_timeout is not None:
+        options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
+    try:
+        runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
+                             **settings)
+    except (pool.SchedulerUnreachable, NoWorkerCanGrade) as error:
+        raise SystemExit(f'Cannot grade: {error}') from None
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
                            'workers': r.workers, 'main': r.main, 'timings': r.timings} if r else None
                        for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases},
                       f, indent=1, default=str)
+    unfinished = sorted({student for run in runs.values() if run for student in run.unfinished})
+    if unfinished:
+        raise SystemExit(f'Not graded because of the workers (nothing recorded for them; grade again once a worker '
+                         f'can): {", ".join(unfinished)}')
 
 
 if __name__ == '__main__':

@@ -31,7 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
-from traitlets import Bool, Enum, Integer, Unicode
+from traitlets import Bool, Enum, Float, Integer, Unicode
 from traitlets.config import Configurable
 
 from coursetools import adapters, pool
@@ -44,6 +44,8 @@ class Grading(Configurable):
 
     scheduler = Unicode('', help='Address of an existing Dask scheduler (tcp://host:8786); empty: a LocalCluster '
                                  'of worker threads in the grading process.').tag(config=True)
+    scheduler_timeout = Float(30, help='Seconds to wait for the scheduler given before giving up with a one-line '
+                                       'message.').tag(config=True)
     workers = Integer(0, help='Notebooks executed at once on the LocalCluster (0: cores + 1).').tag(config=True)
     kernels = Enum(pool.KERNEL_SOURCES, 'forked', help="Where kernels come from: 'forked' from a warm sandboxed fork "
                                                        "server, 'prestarted' while the previous notebook runs, or "
@@ -58,6 +60,10 @@ class Grading(Configurable):
                                           "same pages as nbconvert's HTML exporter, faster.").tag(config=True)
 
 
+class NoWorkerCanGrade(RuntimeError):
+    """Every worker of the cluster failed its check (or none is connected)."""
+
+
 @dataclass
 class RunReport:
     """What happened in a run: notes per student who needs attention, who could not be graded, and timings."""
@@ -69,6 +75,8 @@ class RunReport:
     main: dict = field(default_factory=dict)        # seconds spent in this process, by step
     wall: float = 0.0
     workers: int = 0
+    bad_workers: dict = field(default_factory=dict)     # address -> why it may not grade
+    unfinished: list = field(default_factory=list)      # students not graded because of the workers
 
     def note(self, student, note):
         notes = self.notes.setdefault(student, [])
@@ -122,7 +130,8 @@ class Run:
         executor = self.pipeline.executor
         if executor is not None:
             traits = {name: copy.deepcopy(getattr(executor, name)) for name in executor.trait_names(config=True)}
-            self.spec = pool.RunSpec(uuid.uuid4().hex, type(executor), traits, self.kernels, self.assignment)
+            self.spec = pool.RunSpec(uuid.uuid4().hex, type(executor), traits, self.kernels, self.assignment,
+                                     sandboxed=executor.sandboxed, digest=pool.course_digest())
         self.starter = threading.Thread(target=self._start_cluster, args=(self.spec,), daemon=True)
         if self.spec is not None:
             self.starter.start()
@@ -171,16 +180,32 @@ class Run:
     def _start_cluster(self, run):
         started = time.perf_counter()
         try:
-            self.cluster = pool.Cluster(self.scheduler, self.workers)
+            self.cluster = pool.Cluster(self.scheduler, self.workers, timeout=self.settings.scheduler_timeout)
             self.report.workers = self.cluster.threads
-            self.cluster.prepare(run)
+            self.report.bad_workers.update(self.cluster.prove(run))
         except BaseException as error:      # reported when the first notebook needs the cluster
             self.cluster_error = error
         self._time('cluster_start', time.perf_counter() - started)
 
     cluster_error = None
 
+    def _bad_workers(self, found):
+        for address, problem in found.items():
+            self.report.bad_workers[address] = problem
+            self.progress.status(f'worker {address} will not grade: {problem}')
+
     def _grade(self, submissions, starter):
+        """Every submission through the pipeline and the workers; if this stops half-way (no worker can grade, an
+        interrupt), nothing of an unfinished submission stays in the gradebook or autograded/."""
+        self.unfinished = {}
+        try:
+            self._grade_each(submissions, starter)
+        except BaseException:
+            for submission in self.unfinished.values():
+                self.pipeline.forget(submission)
+            raise
+
+    def _grade_each(self, submissions, starter):
         waiting = []          # sanitized while the cluster was still starting
         completed = None
         for submission in submissions:
@@ -203,14 +228,39 @@ class Run:
             completed = completed or self._completed(starter)
             for item in waiting:
                 self._submit(completed, *item)
-        for future in completed or ():
-            self._collect(future)
+        if completed is not None:
+            self._drain(completed)
+
+    def _drain(self, completed):
+        """Collect the rest; new workers are checked as they join; when no worker can grade any more, the
+        notebooks left are not graded (machine faults, not the students')."""
+        checked = time.monotonic()
+        while completed.count():
+            batch = completed.next_batch(block=False)
+            for future in batch:
+                self._collect(future)
+            if batch or time.monotonic() - checked < 2:
+                time.sleep(0.02 if not batch else 0)
+                continue
+            checked = time.monotonic()
+            self._bad_workers(self.cluster.prove(self.spec))
+            if not self.cluster.can_grade():
+                for future in list(self.pending):
+                    submission = self.pending.pop(future)[0]
+                    future.release()
+                    self._machine_fault(submission, 'no worker can grade: ' + '; '.join(
+                        f'{address}: {problem}' for address, problem in self.report.bad_workers.items()))
+                return
 
     def _completed(self, starter):
         from distributed import as_completed
         starter.join()
         if self.cluster_error is not None:
             raise self.cluster_error
+        self._bad_workers(self.report.bad_workers)
+        if not self.cluster.can_grade():
+            raise NoWorkerCanGrade('No worker can grade: ' + ''.join(
+                f'\n  {address}: {problem}' for address, problem in self.report.bad_workers.items()))
         return as_completed(loop=self.cluster.client.loop)
 
     def _prepare(self, submission):
@@ -230,6 +280,11 @@ class Run:
             self._time('prepare', time.perf_counter() - started)
         if prepared is None:            # nbgrader would skip it too
             self._advance()
+            return None
+        self.unfinished[id(submission)] = submission
+        for notebook in prepared:       # nbgrader's warnings, locked cells, tampering (decided in this process)
+            for note in notebook.notes:
+                self.report.note(submission.student, note)
         return prepared
 
     def _submit(self, completed, submission, prepared):
@@ -238,14 +293,27 @@ class Run:
             job = pool.ExecutionJob(self.spec, submission.student, notebook.name, notebook.nb,
                                     _plain_resources(notebook.resources), pool.snapshot(notebook.folder),
                                     notebook.trusted)
-            future = self.cluster.submit(job)
-            self.pending[future] = (submission, prepared, notebook, results)
-            completed.add(future)
+            self._send(completed, job, (submission, prepared, notebook, results), 0)
+
+    def _send(self, completed, job, owner, attempt):
+        future = self.cluster.submit(job, attempt)
+        self.pending[future] = owner + (job, attempt, completed)
+        completed.add(future)
+
+    MAX_ATTEMPTS = 3
 
     def _collect(self, future):
-        submission, prepared, notebook, results = self.pending.pop(future)
+        submission, prepared, notebook, results, job, attempt, completed = self.pending.pop(future)
         try:
             results[notebook.name] = future.result()
+        except pool.WorkerFault as fault:
+            who, _, why = str(fault).partition(': ')
+            self._bad_workers({who: why})
+            if attempt + 1 < self.MAX_ATTEMPTS and self.cluster.can_grade():
+                self._send(completed, job, (submission, prepared, notebook, results), attempt + 1)
+            else:
+                self._machine_fault(submission, f'a worker could not grade it ({fault})')
+            return
         except Exception as error:
             results[notebook.name] = error
         finally:
@@ -260,16 +328,30 @@ class Run:
                     self.report.timings.append(dict(result.timing, student=submission.student))
                     for note in result.notes:
                         self.report.note(submission.student, note)
-                    executed.append(PreparedNotebook(item.student, item.name, result.nb, item.resources, item.folder))
+                    executed.append(PreparedNotebook(item.student, item.name, result.nb, item.resources, item.folder,
+                                                     notes=item.notes))
             except Exception as error:
                 self._fail(submission, error)
                 return
             self._finish(submission, executed)
 
+    def _machine_fault(self, submission, why):
+        """Not graded because of the machines: nothing is recorded for it, and the run will end with an error."""
+        if id(submission) not in self.unfinished:
+            return
+        del self.unfinished[id(submission)]
+        self.pipeline.forget(submission)
+        self.report.unfinished.append(submission.student)
+        self.report.note(submission.student, f'not graded because of the workers: {why}')
+        self._status(submission.student)
+        self._advance()
+
     def _finish(self, submission, executed):
+        self.unfinished.pop(id(submission), None)
         started = time.perf_counter()
         try:
-            self.pipeline.finish(submission, executed)
+            for note in self.pipeline.finish(submission, executed):
+                self.report.note(submission.student, note)
             self.report.graded.append(submission.student)
         except adapters.FATAL_ERRORS:
             self.pipeline.discard(submission)
@@ -288,6 +370,7 @@ class Run:
             on_tail()
 
     def _fail(self, submission, error, note=None, advance=True):
+        self.unfinished.pop(id(submission), None)
         self.pipeline.discard(submission)
         if note is None:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ''

@@ -9,8 +9,9 @@ the student's code, so nothing here decides a mark. It only has to serve honest 
 checker reads its answers as untrusted data (`coursetools.answers`).
 
 A request (JSON) asks for one function to be called on a list of argument tuples, optionally while
-* `replace`: other global names of the notebook are bound to given source code (correct versions of the
-  functions the one under test may use, for one task only),
+* `replace`: other global names of the notebook answer from tables of correct answers sent by the checker
+  (values only, never code: the functions the one under test may use, for one task only); a name answers only
+  the calls its table holds, and a kernel without the table asks for it (`need_tables`),
 * `memoize`: the global names listed remember their answers (so a slow search runs once per position),
 * `record`: calls of the global names listed are recorded (the boards `perfect_game` passed to `print_state`),
 * `count`: calls of the function through its own global name are counted (its recursion).
@@ -24,7 +25,6 @@ import traceback
 
 TARGET = 'course_grader'
 FILENAME = '<course grader>'
-REFERENCE_FILENAME = '<course reference>'
 PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints
 MAX_NODES = 3_000_000               # values in one answer
 _PLAIN = (int, float, str, tuple, list, set, frozenset, dict)
@@ -33,6 +33,7 @@ _STR_ONLY = {str}
 _MISSING = object()
 _memos = {}                         # (name, mode) -> (function, {arguments: answer})
 _shared = {}                        # name -> an object many calls of one test cell share
+_tables = {}                        # name -> {table_key(arguments): JSON text of the correct answer}
 _last_cell = [None]
 
 
@@ -137,6 +138,26 @@ def _hashable(key):
     return tuple(key) if isinstance(key, list) else key
 
 
+def table_key(arguments):
+    """The key of a call in a table of answers, the same for a board given as tuples, lists, strings or an array:
+    each argument as text (a board as its nine squares), joined; None if an argument has no such form."""
+    parts = []
+    for argument in arguments:
+        if isinstance(argument, str):
+            parts.append(argument)
+            continue
+        try:
+            parts.append(str(argument.__index__()))
+            continue
+        except (AttributeError, TypeError):
+            pass
+        try:
+            parts.append(''.join(''.join(row) for row in argument))
+        except TypeError:
+            return None
+    return '|'.join(parts)
+
+
 class _Shared:
     """Stands for one object created in the kernel for a whole request (a dictionary many calls fill in)."""
 
@@ -167,10 +188,6 @@ def answer(user_ns, request_text):
         reply = {'interrupted': True, 'results': []}
     except BaseException as error:          # the request itself failed (the grader's fault or tampering)
         reply = {'failed': '%s: %s' % (type(error).__name__, error)}
-    try:
-        reply['observed'] = observe()
-    except Exception:
-        pass
     return json.dumps(reply, allow_nan=True)
 
 
@@ -178,6 +195,11 @@ def serve(user_ns, request):
     """Call the function on each argument tuple. The reply's `results` hold, per call, the encoded value, or
     {'!': outcome} when there is more to say (an error, a refusal, printed text, a count, records)."""
     name = request['function']
+    for table, answers in (request.get('tables') or {}).items():
+        _tables[table] = answers
+    needed = [table for table in request.get('replace', ()) if table not in _tables]
+    if needed:
+        return {'need_tables': needed}
     function = user_ns.get(name, _MISSING)
     if function is _MISSING:
         return {'missing': name}
@@ -194,9 +216,9 @@ def serve(user_ns, request):
     records = {record: [] for record in request.get('record', ())}
     counter = [0]
     try:
-        for replaced, source in request.get('replace', {}).items():
+        for replaced in request.get('replace', ()):
             saved.setdefault(replaced, user_ns.get(replaced, _MISSING))
-            user_ns[replaced] = _compile_reference(replaced, source)
+            user_ns[replaced] = _answering(replaced, _tables[replaced])
         for memoized, mode in request.get('memoize', {}).items():
             own = user_ns.get(memoized, _MISSING)
             if callable(own):
@@ -268,8 +290,7 @@ def call(function, arguments, printed):
 
 
 def _described(error):
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if frame.filename not in (FILENAME, REFERENCE_FILENAME)]
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename != FILENAME]
     lines = traceback.format_list(frames[-12:])
     try:
         message = str(error)
@@ -316,69 +337,25 @@ class _Printed(io.TextIOBase):
         return ''.join(self.parts) + ('\n[output cut by the grader]\n' if self.cut else '')
 
 
-# --- what the student's code changed in the kernel, for the report ---------------------------------------------
-
-_SHELL_METHODS = ('run_cell', 'run_cell_async', '_run_cell', 'transform_cell', 'run_code', 'run_ast_nodes',
-                  'should_run_async', 'showtraceback', '_showtraceback', 'showsyntaxerror', 'user_expressions',
-                  'ex', 'ev')
-_KERNEL_METHODS = ('do_execute', 'execute_request', 'dispatch_shell', 'process_one', 'send_response')
-
-
-def observe():
-    """Changes a student's code made to the machinery that runs cells: replaced IPython or kernel methods, input
-    transformers, trace functions, custom exception handlers, attempts to import the course's modules. These
-    change nothing the grader decides; they are reported so that an instructor can look."""
-    found = []
-    try:
-        from IPython import get_ipython
-        shell = get_ipython()
-    except Exception:
-        shell = None
-    if shell is not None:
-        if list(getattr(shell, 'input_transformers_post', ()) or ()):
-            found.append('installed input transformers (input_transformers_post)')
-        cleanup = [t for t in getattr(shell, 'input_transformers_cleanup', ()) or ()
-                   if not _ours(getattr(t, '__module__', None) or getattr(type(t), '__module__', ''))]
-        if cleanup:
-            found.append('installed input transformers (input_transformers_cleanup)')
-        for owner, names, label in ((shell, _SHELL_METHODS, 'IPython shell'),
-                                    (getattr(shell, 'kernel', None), _KERNEL_METHODS, 'kernel')):
-            if owner is None:
-                continue
-            replaced = [name for name in names
-                        if not _ours(_module_of(vars(owner).get(name, getattr(type(owner), name, None))))]
-            if replaced:
-                found.append('replaced %s methods (%s)' % (label, ', '.join(replaced)))
-        if getattr(shell, 'custom_exceptions', ()):
-            found.append('set a custom exception handler (set_custom_exc)')
-    if sys.gettrace() is not None or sys.getprofile() is not None:
-        found.append('set a trace or profile function (sys.settrace / sys.setprofile)')
-    if getattr(sys.excepthook, '__module__', 'sys') not in ('sys', None) and not _ours(sys.excepthook.__module__):
-        found.append('replaced sys.excepthook')
-    audit = sys.modules.get('_course_audit')
-    if audit is not None and getattr(audit, 'imports', None):
-        found.append('tried to import the course\'s modules (%s)' % ', '.join(sorted(set(audit.imports))[:5]))
-    return found
-
-
-def _module_of(function):
-    if function is None:
-        return 'IPython'
-    function = getattr(function, '__func__', function)
-    return getattr(function, '__module__', None) or ''
-
-
-def _ours(module):
-    return isinstance(module, str) and module.split('.')[0] in ('IPython', 'ipykernel', 'traitlets', 'jupyter_client',
-                                                                'comm', 'debugpy', 'builtins')
-
-
 # --- wrappers installed while a request runs ------------------------------------------------------------------
 
-def _compile_reference(name, source):
-    namespace = {'__name__': '_course_reference'}
-    exec(compile(source, REFERENCE_FILENAME, 'exec'), namespace)
-    return namespace[name]
+class NotInTable(LookupError):
+    """A call of a function the course gave for this test, on arguments it has no answer for."""
+
+
+def _answering(name, table):
+    """Stands for `name` while another function is tested: answers come from the checker's table, a fresh
+    value for every call (a caller may change a list it gets)."""
+    def answering(*arguments):
+        key = table_key(arguments)
+        text = table.get(key) if key is not None else None
+        if text is None:
+            raise NotInTable('%s was given by the grader for this test and has no answer for %s: it answers '
+                             'for positions a game can reach' % (name, ', '.join(map(repr, arguments))))
+        return decode(text)
+
+    answering.__name__ = name
+    return answering
 
 
 def _clear_cache(function):

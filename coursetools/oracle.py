@@ -5,6 +5,7 @@ a memoized value table) so that tests compare two implementations rather than on
 Boards coming in and going out use the workbook's representation: three tuples of three one-character
 strings, ``' '`` empty, ``'x'`` and ``'o'``.
 """
+import itertools
 from functools import lru_cache
 
 EMPTY_BOARD = ((' ', ' ', ' '), (' ', ' ', ' '), (' ', ' ', ' '))
@@ -116,6 +117,12 @@ def _optimal_moves(cells, player):
     target = _value(cells, player)
     return tuple(divmod(i, 3) for i, mark in enumerate(cells)
                  if mark == ' ' and _value(cells[:i] + player + cells[i + 1:], other(player)) == target)
+
+
+@lru_cache(maxsize=None)
+def all_boards():
+    """Every arrangement of ' ', 'x' and 'o' on the nine squares (3**9 = 19,683), reachable or not."""
+    return tuple(nested(''.join(cells)) for cells in itertools.product(' xo', repeat=9))
 
 
 @lru_cache(maxsize=None)

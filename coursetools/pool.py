@@ -4,7 +4,8 @@ The grading process sends each sanitized notebook as an `ExecutionJob` (the note
 trusted test cells, and the run's settings); a worker executes it in one of its slots and sends back an
 `ExecutionResult`. A slot is what one notebook at a time needs: an event loop thread, a configured
 `SandboxedExecute`, a kernel source (kernels forked from a warm fork server by default) and a trusted checker
-process. Slots live as long as the run and serve notebook after notebook.
+server. Slots live as long as the run and serve notebook after notebook; each notebook gets a kernel and a
+checker session of its own, never used for another.
 
 On the default LocalCluster the workers are threads of the grading process (the work happens in the kernels
 and checkers, which are processes of their own); `--scheduler` uses an existing cluster, whose workers need this
@@ -31,12 +32,20 @@ KERNEL_SOURCES = ('forked', 'prestarted', 'cold')
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What every job of one grading run shares."""
+    """What every job of one grading run shares, decided in the grading process (a worker's environment
+    changes none of it)."""
     token: str                      # tells one run's slots from another's
     executor_class: type            # the configured execute preprocessor's class (SandboxedExecute)
     traits: dict                    # its configured traits
     kernels: str = 'forked'         # where kernels come from: 'forked', 'prestarted' or 'cold'
     folder_name: str = 'submission'     # the kernel's folder name (the assignment id)
+    sandboxed: bool = True          # whether kernels run in the sandbox: the grading process's decision
+    digest: str = ''                # content hash of the grading process's course package
+
+
+class WorkerFault(RuntimeError):
+    """A notebook could not be graded because of the worker (its sandbox, its processes), not the student: the
+    notebook goes to another worker."""
 
 
 @dataclass
@@ -111,14 +120,16 @@ class Slot:
     """One notebook at a time: an event loop thread, an executor, a kernel source, a checker."""
 
     def __init__(self, run: RunSpec, number: int):
-        from coursetools.checker_host import Checker
+        from coursetools.checker_host import CheckerServer
         self.run = run
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f'grading-slot-{number}', daemon=True)
         self.thread.start()
         self.scratch = tempfile.mkdtemp(prefix='nbslot-')
-        self.checker = Checker(log_path=os.path.join(self.scratch, 'checker.log'))
-        self.executor = run.executor_class(**run.traits, checker=self.checker)
+        self.checker = CheckerServer(log_path=os.path.join(self.scratch, 'checker.log'),
+                                     assignment=run.folder_name)
+        self.executor = run.executor_class(**dict(run.traits, sandbox=run.sandboxed), checker_server=self.checker)
+        self.executor.environment_may_unsandbox = False
         self.executor.kernel_source = self._kernel_source(run.kernels)
         self.started = threading.Event()
 
@@ -160,13 +171,20 @@ class Slot:
         resources = dict(job.resources, metadata=dict(job.resources.get('metadata') or {}, path=folder),
                          trusted_cells=job.trusted)
         executor = self.executor
+        from coursetools.checker_host import CheckerError
+        from coursetools.sandbox import SandboxUnavailable
         try:
-            nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources), self.loop).result()
-        except ForkServerError as error:      # the fork server cannot run here: start kernels ahead from now on
-            log.warning('kernel fork server unavailable, starting kernels instead: %s', error)
-            executor.kernel_source.close()
-            executor.kernel_source = self._kernel_source('prestarted')
-            nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources), self.loop).result()
+            try:
+                nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources),
+                                                         self.loop).result()
+            except ForkServerError as error:      # the fork server cannot run here: start kernels ahead from now on
+                log.warning('kernel fork server unavailable, starting kernels instead: %s', error)
+                executor.kernel_source.close()
+                executor.kernel_source = self._kernel_source('prestarted')
+                nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources),
+                                                         self.loop).result()
+        except (SandboxUnavailable, CheckerError) as error:
+            raise WorkerFault(f'{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ""}') from None
         timing = dict(executor.timing, execute=time.perf_counter() - began, kernels=executor.kernel_source.name,
                       queued=arrived - job.submitted, started=arrived)
         return ExecutionResult(nb, attention_notes(nb) + list(dict.fromkeys(executor.notes)), timing)
@@ -249,19 +267,72 @@ _SLOTS = _Slots()
 
 
 def run_job(job: ExecutionJob) -> ExecutionResult:
-    """Dask task: execute one notebook in a slot of this worker."""
+    """Dask task: execute one notebook in a slot of this worker. A fault of the worker takes its grading slots
+    away (no more notebooks come here) and is raised as WorkerFault."""
     slot = _SLOTS.acquire(job.run)
     try:
         return slot.execute(job)
+    except WorkerFault as fault:
+        raise WorkerFault(f'{_withdraw()}: {fault}') from None
     finally:
         _SLOTS.release(slot)
 
 
-def prepare_slots(run: RunSpec, dask_worker=None) -> int:
-    """`client.run` target (which passes the worker as `dask_worker`): one warm slot per worker thread, started
-    while the assignment is released and the first notebooks are sanitized."""
-    count = getattr(getattr(dask_worker, 'state', None), 'nthreads', None) or 1
-    return _SLOTS.prepare(run, count)
+# --- proving a worker before it grades --------------------------------------------------------------------------
+
+SLOT_RESOURCE = 'course-grading-slots'      # a Dask resource: a worker gets it only once proven; every job needs 1
+
+
+def course_digest() -> str:
+    """A content hash of the course package's code: a worker grades only with the grading process's code."""
+    import hashlib
+    import pathlib
+    import coursetools
+    root = pathlib.Path(coursetools.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob('*.py')):
+        if '__pycache__' not in path.parts:
+            digest.update(str(path.relative_to(root)).encode() + b'\0' + path.read_bytes() + b'\0')
+    return digest.hexdigest()
+
+
+def worker_problem(run: RunSpec) -> Optional[str]:
+    """Why this process may not grade for `run` (with the fix), or None."""
+    from coursetools import sandbox
+    if course_digest() != run.digest:
+        return ('its course package is not the grading process\'s (another copy or version of coursetools): '
+                'install the same commit of the course there')
+    if run.sandboxed:
+        if sandbox.unsandboxed_requested():
+            return (f'its environment sets {sandbox.UNSANDBOXED_ENV}, but this run grades in the sandbox: start it '
+                    'without that variable')
+        reason = sandbox.probe()
+        if reason:
+            return f'the sandbox does not start there: {reason}'
+    return None
+
+
+async def prove_worker(run: RunSpec, dask_worker=None) -> Optional[str]:
+    """`client.run` target: check this worker for `run`; if it may grade, give it one grading slot per thread
+    (`SLOT_RESOURCE`) and warm the slots up. Returns None, or why it may not grade."""
+    loop = asyncio.get_running_loop()
+    problem = await loop.run_in_executor(None, worker_problem, run)
+    if problem is None:
+        count = getattr(getattr(dask_worker, 'state', None), 'nthreads', None) or 1
+        _SLOTS.prepare(run, count)
+        await dask_worker.set_resources(**{SLOT_RESOURCE: count})
+    return problem
+
+
+def _withdraw() -> str:
+    """Take this worker's grading slots away (it failed a notebook through its own fault); its address."""
+    try:
+        from distributed import get_worker
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return 'a worker'
+    worker.loop.add_callback(worker.set_resources, **{SLOT_RESOURCE: 0})
+    return worker.address
 
 
 def close_slots(token=None) -> int:
@@ -270,6 +341,10 @@ def close_slots(token=None) -> int:
 
 
 # --- the cluster, in the grading process ---------------------------------------------------------------------
+
+class SchedulerUnreachable(RuntimeError):
+    """The Dask scheduler given did not answer."""
+
 
 def default_workers() -> int:
     """One notebook per core, plus one to use the cores while another notebook's kernel starts."""
@@ -282,12 +357,18 @@ def default_workers() -> int:
 class Cluster:
     """A Dask client: on a LocalCluster of worker threads in this process, or on an existing scheduler."""
 
-    def __init__(self, scheduler: Optional[str] = None, workers: Optional[int] = None):
+    def __init__(self, scheduler: Optional[str] = None, workers: Optional[int] = None, timeout: float = 30):
         import dask
         from distributed import Client, LocalCluster
         self.local = None
+        self.proven: dict = {}          # worker address -> None (may grade) or why it may not
         if scheduler:
-            self.client = Client(scheduler, timeout='30s', set_as_default=False)
+            try:
+                self.client = Client(scheduler, timeout=f'{timeout}s', set_as_default=False)
+            except (OSError, TimeoutError):
+                raise SchedulerUnreachable(f'Cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: is '
+                                           'it running, and is that address reachable from here (host, port, '
+                                           'firewall)? --scheduler-timeout sets the wait.') from None
         else:
             # The worker's statistical profiler would sample this process's threads every 10 ms, for a dashboard
             # that is not started.
@@ -297,12 +378,35 @@ class Cluster:
             self.client = Client(self.local, set_as_default=False)
         self.threads = sum(int(w.get('nthreads', 1)) for w in self.client.scheduler_info().get('workers', {}).values())
 
-    def prepare(self, run: RunSpec) -> None:
-        self.client.run(prepare_slots, run)
+    def prove(self, run: RunSpec) -> dict:
+        """Check every worker not checked yet for `run` (`prove_worker`); {address: why it may not grade} of the
+        workers that failed now. A worker that cannot even run the check (the course package does not import
+        there) fails with its error."""
+        workers = [address for address in self.client.scheduler_info(n_workers=-1).get('workers', {})
+                   if address not in self.proven]
+        if not workers:
+            return {}
+        found = self.client.run(prove_worker, run, workers=workers, on_error='return')
+        failed = {}
+        for address in workers:
+            problem = found.get(address, 'it left before it could be checked')
+            if isinstance(problem, BaseException):
+                problem = (f'the check could not run there ({type(problem).__name__}: {str(problem)[:200]}); is '
+                           'the course package installed in its Python environment (pip install -e . in a copy '
+                           'of the course)?')
+            self.proven[address] = problem
+            if problem is not None:
+                failed[address] = problem
+        return failed
 
-    def submit(self, job: ExecutionJob):
-        return self.client.submit(run_job, job, pure=False, key=f'grade-{job.student}-{job.notebook}-'
-                                                                   f'{job.run.token[:8]}')
+    def can_grade(self) -> bool:
+        """True while some connected worker holds grading slots."""
+        workers = self.client.scheduler_info(n_workers=-1).get('workers', {}).values()
+        return any((info.get('resources') or {}).get(SLOT_RESOURCE, 0) > 0 for info in workers)
+
+    def submit(self, job: ExecutionJob, attempt: int = 0):
+        return self.client.submit(run_job, job, pure=False, resources={SLOT_RESOURCE: 1},
+                                  key=f'grade-{job.student}-{job.notebook}-{job.run.token[:8]}-{attempt}')
 
     def close(self, token=None) -> None:
         try:

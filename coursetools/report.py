@@ -30,7 +30,9 @@ from coursetools import marks
 from coursetools.course import ATTENTION_ERRORS, Course
 
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
-PROBLEM_ERRORS = {'KernelDied': 'the kernel died', 'CellTimeoutError': 'a cell timed out'}
+PROBLEM_ERRORS = {'KernelDied': 'the kernel died', 'CellTimeoutError': 'a cell timed out',
+                  'GraderChannelError': 'the kernel sent a message the grader could not read',
+                  'CheckerLimitError': 'the checks hit their CPU limit'}
 assert set(PROBLEM_ERRORS) == set(ATTENTION_ERRORS)
 
 

@@ -18,6 +18,12 @@ needs_sandbox = pytest.mark.skipif(os.environ.get('COURSE_TESTS_WITHOUT_SANDBOX'
 COURSE_FILES = ('source', 'release', 'demo_class', 'nbgrader_config.py')
 
 
+def pytest_report_header(config):
+    import nbconvert
+    import nbgrader
+    return f'course tested with nbgrader {nbgrader.__version__}, nbconvert {nbconvert.__version__}'
+
+
 def copy_course(destination, students=None):
     """A copy of the course (source, release, config) with the demo class built in submitted/ (only `students`,
     if given), as `make grade` builds it on a fresh clone; no grading outputs."""
@@ -31,8 +37,25 @@ def copy_course(destination, students=None):
                                                                                       '.ipynb_checkpoints'))
         else:
             shutil.copy2(source, destination / name)
+    from coursetools.course import Course
+    Course(destination).copy_widget_beside_notebooks()
     democlass.build_class(destination, students=students)
     return destination
+
+
+@pytest.fixture(scope='module', autouse=True)
+def no_checker_server_outlives_its_module():
+    """Executors made in this process share a checker server per assignment; a module's tests stop theirs."""
+    yield
+    from coursetools.checker_host import CheckerServer
+    CheckerServer.close_shared()
+
+
+@pytest.fixture(scope='session', autouse=True)
+def widget_beside_the_source_notebooks():
+    """source/<assignment>/minimax_widget/ is made (by `make release`, `make grade`, here), never committed."""
+    from coursetools.course import Course
+    Course(ROOT).copy_widget_beside_notebooks()
 
 
 def run_grade(course, *args):

@@ -8,7 +8,7 @@ import math
 import numpy
 import pytest
 
-from coursetools import analysis, answers, kernel_agent, oracle
+from coursetools import analysis, answers, checker, kernel_agent, oracle
 from coursetools.checks import alpha_beta, noughts_and_crosses
 
 
@@ -100,29 +100,50 @@ def test_an_error_arrives_with_the_students_traceback_and_nothing_of_the_grader(
     assert type(error).__name__ == 'IndexError' and isinstance(error, answers.StudentError)
 
 
-def test_the_correct_functions_the_kernel_may_use_agree_with_the_oracle():
-    for name, source in alpha_beta.KERNEL_SOURCES.items():
-        namespace = {}
-        exec(compile(source, name, 'exec'), namespace)
-        function = namespace[name]
-        for board in oracle.reachable_positions():
-            for shape in (board, [list(row) for row in board], numpy.array(board)):
-                if name == 'score_end':
-                    assert function(shape) == oracle.outcome(board)
-                elif name == 'moves':
-                    assert function(shape) == oracle.empty_cells(board)
-                elif name == 'play' and oracle.empty_cells(board):
-                    assert function(shape, *oracle.empty_cells(board)[0], 'x') == oracle.place(
-                        board, *oracle.empty_cells(board)[0], 'x')
-                elif name == 'evaluate':
-                    assert math.isclose(function(shape), analysis.evaluation(board), abs_tol=1e-12)
-                elif name == 'lines':
-                    assert len(function(shape)) == 8
-    assert set(noughts_and_crosses.KERNEL_SOURCES) < set(alpha_beta.KERNEL_SOURCES)
+def given_to_the_kernel(name):
+    """`name` as the kernel gets it while another function is tested: the agent's lookup in the checker's table
+    (sent as JSON text, values only)."""
+    reference, arguments = alpha_beta.KERNEL_ANSWERS[name]
+    text = checker.answer_table(reference, arguments)
+    table = json.loads(text)
+    assert all(isinstance(value, str) for value in table.values())
+    assert 'def ' not in text and 'lambda' not in text and 'return' not in text
+    return kernel_agent._answering(name, table)
+
+
+def test_the_answers_the_kernel_may_use_agree_with_the_oracle_for_every_shape_of_board():
+    functions = {name: given_to_the_kernel(name) for name in alpha_beta.KERNEL_ANSWERS}
+    for board in oracle.reachable_positions()[::7]:
+        for shape in (board, [list(row) for row in board], numpy.array(board)):
+            assert functions['score_end'](shape) == oracle.outcome(board)
+            assert functions['moves'](shape) == oracle.empty_cells(board)
+            if oracle.empty_cells(board):
+                row, col = oracle.empty_cells(board)[-1]
+                assert functions['play'](shape, numpy.int64(row), col, 'o') == oracle.place(board, row, col, 'o')
+            assert math.isclose(functions['evaluate'](shape), analysis.evaluation(board), abs_tol=1e-12)
+            (a, b, c), (d, e, f), (g, h, i) = board
+            assert functions['lines'](shape) == [(a, b, c), (d, e, f), (g, h, i), (a, d, g), (b, e, h), (c, f, i),
+                                                 (a, e, i), (c, e, g)]
+    assert functions['other']('x') == 'o' and functions['other']('o') == 'x'
+    assert set(noughts_and_crosses.KERNEL_ANSWERS) < set(alpha_beta.KERNEL_ANSWERS)
+
+
+def test_a_given_function_returns_a_fresh_value_and_refuses_what_it_has_no_answer_for():
+    moves = given_to_the_kernel('moves')
+    first = moves(oracle.EMPTY_BOARD)
+    first.clear()                                           # a caller that changes the list it got
+    assert len(moves(oracle.EMPTY_BOARD)) == 9
+    play = given_to_the_kernel('play')
+    with pytest.raises(LookupError, match='has no answer'):
+        play((('x', 'x', 'x'), ('x', 'x', 'x'), ('x', 'x', ' ')), 2, 2, 'o')     # a position no game reaches
+    with pytest.raises(LookupError):
+        moves([[1, 2, 3]])
+    board = (('x', 'o', ' '), (' ', 'x', ' '), (' ', ' ', ' '))         # a search that undoes a move
+    assert play(board, 1, 1, ' ') == (('x', 'o', ' '), (' ', ' ', ' '), (' ', ' ', ' '))
 
 
 def test_only_what_a_task_needs_is_given_to_the_kernel():
     given = {task: set(context.get('replace', ())) for task, context in noughts_and_crosses.KERNEL_CONTEXT.items()}
     assert given == {'print_state': set(), 'score_end': {'moves'}, 'play': set(), 'moves': set(),
                      'score': {'score_end', 'moves', 'play'}, 'perfect_game': set()}
-    assert 'score' not in noughts_and_crosses.KERNEL_SOURCES      # the minimax itself is never given
+    assert 'score' not in noughts_and_crosses.KERNEL_ANSWERS      # the minimax itself is never given

@@ -1,6 +1,7 @@
 """release/ is exactly what `nbgrader generate_assignment` makes from source/, and reveals nothing."""
 import filecmp
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -81,3 +82,10 @@ def test_widget_beside_the_notebook_is_the_course_widget(assignment):
     assert package_files(ROOT / 'source' / assignment / 'minimax_widget') == course_widget, 'run `make release`'
     assert package_files(ROOT / 'release' / assignment / 'minimax_widget') == course_widget, 'run `make release`'
     assert not (ROOT / 'source' / assignment / 'minimax_widget.py').exists()
+
+
+def test_the_widget_is_in_git_once_and_where_it_ships():
+    tracked = subprocess.run(['git', 'ls-files', '*minimax_widget/*', 'coursetools/widget/*'], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.split()
+    folders = sorted({str(pathlib.Path(path).parent) for path in tracked})
+    assert folders == ['coursetools/widget'] + [f'release/{a}/minimax_widget' for a in sorted(ASSIGNMENTS)], folders

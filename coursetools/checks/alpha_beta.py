@@ -78,27 +78,17 @@ REFERENCE = dict(base.REFERENCE, other=oracle.other, score_counted=reference_sco
                  reachable=reference_reachable, canonical=reference_canonical)
 
 
-KERNEL_SOURCES = dict(base.KERNEL_SOURCES, other="""
-def other(player):
-    return 'o' if player == 'x' else 'x'
-""", lines="""
-def lines(state):
-    (a, b, c), (d, e, f), (g, h, i) = state
-    return [(a, b, c), (d, e, f), (g, h, i), (a, d, g), (b, e, h), (c, f, i), (a, e, i), (c, e, g)]
-""", evaluate="""
-_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+def _every_position():
+    return [(board,) for board in oracle.reachable_positions()]
 
 
-def evaluate(state):
-    cells = ''.join(''.join(row) for row in state)
-    for a, b, c in _LINES:
-        if cells[a] != ' ' and cells[a] == cells[b] == cells[c]:
-            return {'x': 1, 'o': -1}[cells[a]]
-    if ' ' not in cells:
-        return 0
-    without = {mark: sum(1 for line in _LINES if all(cells[i] != mark for i in line)) for mark in 'xo'}
-    return (without['o'] - without['x']) / 10
-""")
+def reference_lines(state):
+    cells = oracle.flat(state)
+    return [tuple(cells[i] for i in line) for line in oracle.LINES]
+
+
+KERNEL_ANSWERS = dict(base.KERNEL_ANSWERS, other=(oracle.other, lambda: [('x',), ('o',)]),
+                      lines=(reference_lines, _every_position), evaluate=(analysis.evaluation, base._every_board))
 _SEARCH = ('score_end', 'moves', 'play', 'other')
 KERNEL_CONTEXT = {
     'score_counted': {'replace': _SEARCH, 'memoize': {'score_counted': 'isolated'}},
@@ -125,7 +115,7 @@ def isolate(namespace, testing):
     session = checker.session_in(namespace)
     if session is not None:
         session.override({'count_calls': notebook_count_calls})
-        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_SOURCES, REFERENCE)
+        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_ANSWERS, REFERENCE)
     replacements = {name: REFERENCE[name] for name in GIVEN + FUNCTIONS if name != testing}
     own = namespace.get(testing, _MISSING)
     if testing in MEMOIZED and callable(own):
@@ -280,8 +270,12 @@ def alphabeta_prunes(alphabeta):
         f'From the empty board alphabeta visited {calls_made} positions, but a plain minimax visits {plain}: it '
         f'should prune most of them. Does it stop trying moves once alpha >= beta, and pass the narrowed window '
         f'(alpha, beta) to its recursive calls? (Recursive calls must be alphabeta(...) by name to be counted.)')
-    for (board, player, *_), calls_made in _counted(alphabeta, 'alphabeta',
-                                                    _to_move(unfinished_sample()[::3], -INF, INF)):
+    # Counts alone would pass a stub, which visits one position: a search that never prunes has failed above,
+    # before the sample is searched; a stub passed with one call, and fails here.
+    searches = calls.outcomes(alphabeta, 'alphabeta', _to_move(unfinished_sample()[::3], -INF, INF), count=True)
+    for (board, player, *rest), outcome in calls.require_not_a_stub('alphabeta', searches):
+        calls.value(outcome, 'alphabeta', (board, player, *rest), picture)
+        calls_made = outcome.count
         most = oracle.search_tree_size(board, player)
         assert calls_made <= most, (
             f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions, more than the {most} a '

@@ -96,6 +96,60 @@ def value(outcome, name, arguments, picture):
                          f'{picture(arguments[0])}') from error
 
 
+def require_not_a_stub(name, outcomes, normal=None, what='board'):
+    """Fail with a clear AssertionError if `outcomes` look like those of a function that is still a stub; returns
+    `outcomes` as a list otherwise, for the caller's own checks.
+
+    `outcomes`: (arguments, outcome) pairs of `name` on several different argument tuples (as `outcomes` gives
+    them), chosen by the caller so that no correct answer could look like a stub on all of them: None is never
+    the right answer for every one, neither is one and the same value, nor the first argument unchanged. A stub
+    is a function that, on *every* call, raised NotImplementedError, or returned None, or returned its first
+    argument unchanged, or (on two calls or more) returned one same value; one call that answered otherwise is
+    enough to pass, and a call that failed otherwise is left for the caller's checks to report. `normal`: what
+    values are compared as (a board given back as lists still counts as the board itself). `what`: what the
+    first argument is, for the message."""
+    outcomes = list(outcomes)
+    if not outcomes:
+        return outcomes
+    errors = [outcome.error for _, outcome in outcomes]
+    unfinished = f'`{name}` looks unfinished: '
+    if all(_not_implemented(error) for error in errors):
+        raise AssertionError(f'{unfinished}it still raises NotImplementedError. Replace the line '
+                             f'`raise NotImplementedError()` with your code, then re-run the cell.')
+    if any(error is not None for error in errors):
+        return outcomes
+    normal = normal or (lambda value: value)
+    values = [normal(outcome.value) for _, outcome in outcomes]
+    if all(value is None for value in values):
+        raise AssertionError(f'{unfinished}it returned None for every {what} it was given. It must return its '
+                             f'answer: is its `return` statement missing, or still `return None`?')
+    if all(arguments and _equal(value, normal(arguments[0])) for (arguments, _), value in zip(outcomes, values)):
+        raise AssertionError(f'{unfinished}it returned its first argument unchanged for every {what} it was '
+                             f'given. It must return its answer, which is never simply the {what} it was given.')
+    if len(values) > 1 and all(_equal(value, values[0]) for value in values[1:]):
+        shown = repr(values[0])
+        shown = shown if len(shown) <= 120 else shown[:117] + '...'
+        raise AssertionError(f'{unfinished}it returned the same value, {shown}, for every {what} it was given, '
+                             f'but the right answers differ from one {what} to another.')
+    return outcomes
+
+
+def _not_implemented(error):
+    """Whether `error` is a NotImplementedError, raised here or (standing for it, `answers.StudentError`) in the
+    student's kernel."""
+    return error is not None and any(kind.__name__ == 'NotImplementedError' for kind in type(error).__mro__)
+
+
+def _equal(first, second):
+    """`first == second` as a plain truth value; False when the comparison fails or is not a truth value (the
+    elements of numpy arrays)."""
+    try:
+        same = first == second
+        return bool(same) if isinstance(same, bool) or type(same).__name__ == 'bool_' else False
+    except Exception:
+        return False
+
+
 def call(function, name, picture, *arguments):
     """One call of the student's function; its value, or an AssertionError naming the call."""
     (_, outcome), = outcomes(function, name, [arguments])

@@ -9,9 +9,10 @@ it failed on.
 Two ideas keep marks fair:
 
 * `isolate` makes a mistake cost marks in its own task only: while one function is tested, the functions it may
-  use are correct versions (`KERNEL_CONTEXT`: `score` may use correct `score_end`, `moves` and `play`, sent to the
-  kernel as source for the duration of each call; `score_end` may use `moves`), and any other function the test
-  cell itself calls is the checker's own reference. The perfect game is the integration task: everything is the
+  use are correct versions (`KERNEL_CONTEXT`: `score` may use correct `score_end`, `moves` and `play`;
+  `score_end` may use `moves`), sent to the kernel as tables of answers (`KERNEL_ANSWERS`, values only, never
+  code) and only once their own tests have run (the checker orders the test cells so), and any other function
+  the test cell itself calls is the checker's own reference. The perfect game is the integration task: everything is the
   student's own.
 * The student's `score` is memoized while tested, so a slow but correct search is run at most once per
   position; only the perfect game searches the whole tree from the empty board.
@@ -48,32 +49,23 @@ REFERENCE = {
     'score': reference_score,
 }
 
-# Correct versions the kernel may use while another function is tested (sent as source: the course package is
-# not in the sandbox). They read a board of any shape a student's code may pass (tuples, lists, arrays).
-KERNEL_SOURCES = {
-    'score_end': """
-_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+def _every_board():
+    return [(board,) for board in oracle.all_boards()]
 
 
-def score_end(state):
-    cells = ''.join(''.join(row) for row in state)
-    for a, b, c in _LINES:
-        if cells[a] != ' ' and cells[a] == cells[b] == cells[c]:
-            return {'x': 1, 'o': -1}[cells[a]]
-    return None if ' ' in cells else 0
-""",
-    'moves': """
-def moves(state):
-    cells = ''.join(''.join(row) for row in state)
-    return [divmod(i, 3) for i, mark in enumerate(cells) if mark == ' ']
-""",
-    'play': """
-def play(state, row, col, mark):
-    cells = ''.join(''.join(row) for row in state)
-    i = row * 3 + col
-    cells = cells[:i] + mark + cells[i + 1:]
-    return tuple(tuple(cells[r * 3:r * 3 + 3]) for r in range(3))
-""",
+def _every_move():
+    """The calls of `play` a search makes on each reachable position: either mark on each empty square, and a
+    space on each taken one (a search that undoes its moves by playing a space back)."""
+    return [(board, row, col, mark) for board in oracle.reachable_positions()
+            for row in range(3) for col in range(3) for mark in ('xo' if board[row][col] == ' ' else ' ')]
+
+
+# Correct functions the kernel may use while another function is tested, given as answers only (name ->
+# (reference, the argument tuples answered)): the checker sends the kernel a table of values, never code.
+KERNEL_ANSWERS = {
+    'score_end': (oracle.outcome, _every_board),
+    'moves': (oracle.empty_cells, _every_board),
+    'play': (oracle.place, _every_move),
 }
 
 # What the kernel may use while each function is tested: correct versions of the functions it needs, names
@@ -150,7 +142,7 @@ def isolate(namespace, testing):
     session = checker.session_in(namespace)
     if session is not None:
         own = testing == 'perfect_game'       # the integration task: every function is the student's own
-        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_SOURCES, {} if own else REFERENCE)
+        return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_ANSWERS, {} if own else REFERENCE)
     own_score = namespace.get('score', _MISSING)
     replacements = {} if testing == 'perfect_game' else {
         name: function for name, function in REFERENCE.items() if name != testing}
@@ -366,7 +358,11 @@ def play_move(play):
 def play_types(play):
     moves = [(board, row, col, 'x') for board in oracle.reachable_positions()[::97]
              for row, col in oracle.empty_cells(board)[:2]]
-    for (board, row, col, _), got in _each(play, 'play', moves, first=calls.QUICK):
+    # The types alone would pass a stub that returns the board it is given, or one same board.
+    outcomes = calls.require_not_a_stub('play', calls.outcomes(play, 'play', moves, first=calls.QUICK),
+                                        normal=_as_board)
+    for (board, row, col, _), outcome in outcomes:
+        got = calls.value(outcome, 'play', (board, row, col, 'x'), picture)
         where = f'play(board, {row}, {col}, \'x\') on\n{picture(board)}\n'
         assert type(got) is tuple, f'{where}returned a {type(got).__name__}; it must return a tuple of tuples'
         assert len(got) == 3, f'{where}returned {len(got)} rows; a board has 3'

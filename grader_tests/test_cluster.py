@@ -1,0 +1,134 @@
+"""Grading on a real Dask cluster: a `dask scheduler` and `dask worker` processes started here, some of them
+broken the ways a real cluster's workers break. Every worker is checked before it grades; a broken one is named
+and gets no notebooks; a machine's fault is never a student's zero."""
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, copy_course, needs_sandbox, run_grade
+from coursetools import marks
+from test_demo_class import EXPECTED, TASKS
+
+pytestmark = needs_sandbox
+DASK = str(pathlib.Path(sys.executable).parent / 'dask')
+
+
+class Cluster:
+    """A scheduler on a free port and workers started by name, each with its own environment."""
+
+    def __init__(self, folder):
+        self.folder = pathlib.Path(folder)
+        self.processes = []
+        file = self.folder / 'scheduler.json'
+        self._start('scheduler', [DASK, 'scheduler', '--port', '0', '--no-dashboard', '--scheduler-file', str(file)])
+        deadline = time.time() + 60
+        while not file.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        import json
+        time.sleep(0.2)
+        self.address = json.loads(file.read_text())['address']
+
+    def _start(self, name, command, env=None):
+        log = open(self.folder / f'{name}.log', 'wb')
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env or dict(os.environ),
+                                   start_new_session=True, cwd=self.folder)
+        self.processes.append(process)
+        return process
+
+    def worker(self, name, **env):
+        environment = dict(os.environ, **env)
+        self._start(name, [DASK, 'worker', self.address, '--name', name, '--nthreads', '2', '--no-dashboard',
+                           '--no-nanny'], environment)
+
+    def wait_for(self, count):
+        from distributed import Client
+        with Client(self.address, timeout='30s') as client:
+            client.wait_for_workers(count, timeout=120)
+
+    def close(self):
+        for process in self.processes:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for process in self.processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def other_copy_of_the_course_package(folder):
+    """A copy of coursetools with one hidden check changed, as on a worker left at an older commit."""
+    copy = pathlib.Path(folder) / 'other' / 'coursetools'
+    shutil.copytree(ROOT / 'coursetools', copy, ignore=shutil.ignore_patterns('__pycache__'))
+    checks = copy / 'checks' / 'noughts_and_crosses.py'
+    checks.write_text(checks.read_text() + '\n# an older version of the checks\n')
+    return str(copy.parent)
+
+
+def no_course_package(folder):
+    broken = pathlib.Path(folder) / 'broken' / 'coursetools'
+    broken.mkdir(parents=True)
+    (broken / '__init__.py').write_text("raise ImportError('the course package is not installed here')\n")
+    return str(broken.parent)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    started = Cluster(tmp_path)
+    yield started
+    started.close()
+
+
+def graded_marks(course):
+    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
+    return {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()}
+
+
+def test_one_healthy_worker_among_broken_ones_grades_the_class_as_a_local_run_does(cluster, tmp_path):
+    cluster.worker('healthy')
+    cluster.worker('unsandboxed-by-its-environment', COURSE_GRADE_UNSANDBOXED='1')
+    cluster.worker('without-bubblewrap', COURSE_BWRAP='/nonexistent/bwrap')
+    cluster.worker('other-checks', PYTHONPATH=other_copy_of_the_course_package(tmp_path))
+    cluster.worker('no-course-package', PYTHONPATH=no_course_package(tmp_path))
+    cluster.wait_for(5)
+    course = copy_course(tmp_path / 'course')
+    result = run_grade(course, 'noughts_and_crosses', '--scheduler', cluster.address)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert graded_marks(course) == EXPECTED
+    named = {line.split(' will not grade: ')[1] for line in output.splitlines() if ' will not grade: ' in line}
+    assert len(named) == 4, output[-3000:]
+    reasons = ' | '.join(named)
+    for phrase in ('COURSE_GRADE_UNSANDBOXED', 'sandbox does not start', 'not the grading process',
+                   'course package installed'):
+        assert phrase in reasons, reasons
+
+
+def test_a_cluster_whose_only_worker_cannot_grade_records_nobody(cluster, tmp_path):
+    cluster.worker('without-bubblewrap', COURSE_BWRAP='/nonexistent/bwrap')
+    cluster.wait_for(1)
+    course = copy_course(tmp_path / 'course', students=('ada', 'ben'))
+    result = run_grade(course, 'noughts_and_crosses', '--scheduler', cluster.address)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert 'No worker can grade' in output and 'sandbox does not start' in output
+    assert graded_marks(course) == {} if (course / 'gradebook.db').exists() else True
+    assert not list((course / 'autograded').glob('*/noughts_and_crosses/*.ipynb'))
+    assert 'Traceback' not in output
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path):
+    course = copy_course(tmp_path / 'course', students=('ada',))
+    started = time.perf_counter()
+    result = run_grade(course, 'noughts_and_crosses', '--scheduler', 'tcp://127.0.0.1:9', '--scheduler-timeout=3')
+    assert result.returncode != 0 and time.perf_counter() - started < 60
+    assert 'Cannot reach the Dask scheduler at tcp://127.0.0.1:9' in result.stderr
+    assert 'Traceback' not in result.stderr
