@@ -70,12 +70,9 @@ c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPre
 
 # Parallel grading (`make grade`, coursetools.grading): an existing Dask scheduler instead of a LocalCluster
 # here ('tcp://host:8786'), notebooks at once (0: cores + 1), kernels forked from warm sandboxed fork servers
-# ('forked'; or 'prestarted', 'cold'), and speed-ups that use nbgrader's and nbconvert's internals
-# (coursetools.adapters; plain `nbgrader` commands do not use them).
+# ('forked'; or 'prestarted', 'cold'). The speed-ups that use nbgrader's and nbconvert's internals
+# (coursetools.adapters; c.Grading.pooled_gradebook, ...) are on by default with the nbgrader they were tested
+# with; plain `nbgrader` commands do not use them.
 c.Grading.scheduler = ''
 c.Grading.workers = 0
 c.Grading.kernels = 'forked'
-c.Grading.pooled_gradebook = True
-c.Grading.cached_validation = True
-c.Grading.in_process_alembic = True
-c.Grading.fast_feedback_html = True

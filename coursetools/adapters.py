@@ -1,10 +1,10 @@
-"""The one place that touches nbgrader's, nbconvert's (and jsonschema's) internals, for opt-in speed-ups of
-`make grade`.
+"""The one place that touches nbgrader's, nbconvert's (and jsonschema's) internals, for speed-ups of `make grade`
+(on by default with the nbgrader they were tested with).
 
 Everything else in the course package uses nbgrader, nbconvert and jupyter_client through their public API. A
 grading run of a whole class spends much of its serial time in a few places inside nbgrader, and these
-adapters remove that time when the matching `c.Grading.*` setting is on (the course's nbgrader_config.py turns
-each on; `benchmarks/grading_benchmark.py` shows what they save; grader_tests/test_grading.py and
+adapters remove that time when the matching `c.Grading.*` setting is on (each is, by default;
+`benchmarks/grading_benchmark.py` shows what they save; grader_tests/test_grading.py and
 grader_tests/test_feedback_html.py that the marks and the feedback are the same with and without them). Plain
 `nbgrader` commands never use them:
 

@@ -20,7 +20,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from coursetools import checker
+from coursetools import checker, checker_plan
 
 READY_TIMEOUT = 60
 
@@ -51,11 +51,11 @@ class TrustedCells:
         graded = []
         for gid, kind, locked, source in cells:
             if gid in solution_ids and kind == 'code':
-                graded.extend(sorted(checker.function_names(source) - set(graded)))
+                graded.extend(sorted(checker_plan.function_names(source) - set(graded)))
         locked_code = [(gid, source) for gid, kind, locked, source in cells
                        if kind == 'code' and locked and gid not in test_ids and gid not in solution_ids]
-        wanted = set().union(*(checker.used_names(source) for source in tests.values())) if tests else set()
-        helpers = [(gid, source) for gid, source in locked_code if checker.defined_names(source) & wanted]
+        wanted = set().union(*(checker_plan.used_names(source) for source in tests.values())) if tests else set()
+        helpers = [(gid, source) for gid, source in locked_code if checker_plan.defined_names(source) & wanted]
         return cls(assignment, tests, helpers, graded, [gid for gid, _ in locked_code])
 
     def notebook(self):

@@ -239,6 +239,12 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
     return runs, phases.seconds
 
 
+def peak_memory_mb():
+    """The grading process's own peak resident memory (not its workers' or kernels')."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m coursetools.grade', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -278,7 +284,8 @@ def main(argv=None):
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
                            'workers': r.workers, 'main': r.main, 'timings': r.timings} if r else None
-                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases},
+                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases,
+                                                    'peak_memory_mb': peak_memory_mb()},
                       f, indent=1, default=str)
     unfinished = sorted({student for run in runs.values() if run for student in run.unfinished})
     if unfinished:

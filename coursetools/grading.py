@@ -13,10 +13,11 @@ Settings, in nbgrader_config.py (`make grade`'s options override them)::
     c.Grading.scheduler = ''          # an existing Dask scheduler (tcp://host:8786); '' starts a LocalCluster
     c.Grading.workers = 0             # notebooks at once on the LocalCluster (0: cores + 1)
     c.Grading.kernels = 'forked'      # where kernels come from: 'forked', 'prestarted' or 'cold'
-    c.Grading.pooled_gradebook = False    # speed-ups with nbgrader's internals (coursetools.adapters), opt-in
-    c.Grading.cached_validation = False
-    c.Grading.in_process_alembic = False
-    c.Grading.fast_feedback_html = False
+    c.Grading.scheduler_timeout = 30  # seconds to wait for that scheduler
+    c.Grading.pooled_gradebook = True     # speed-ups with nbgrader's internals (coursetools.adapters): on by
+    c.Grading.cached_validation = True    # default with the nbgrader they were tested with, off with any other
+    c.Grading.in_process_alembic = True
+    c.Grading.fast_feedback_html = True
 """
 from __future__ import annotations
 
@@ -50,13 +51,13 @@ class Grading(Configurable):
     kernels = Enum(pool.KERNEL_SOURCES, 'forked', help="Where kernels come from: 'forked' from a warm sandboxed fork "
                                                        "server, 'prestarted' while the previous notebook runs, or "
                                                        "'cold'.").tag(config=True)
-    pooled_gradebook = Bool(False, help='Let nbgrader share one gradebook connection for the run and commit once '
+    pooled_gradebook = Bool(True, help='Let nbgrader share one gradebook connection for the run and commit once '
                                         'per notebook (coursetools.adapters).').tag(config=True)
-    cached_validation = Bool(False, help="Compile nbgrader's cell-metadata schema once instead of once per "
+    cached_validation = Bool(True, help="Compile nbgrader's cell-metadata schema once instead of once per "
                                          'cell (coursetools.adapters).').tag(config=True)
-    in_process_alembic = Bool(False, help="Read a new gradebook's schema revision in this process instead of "
+    in_process_alembic = Bool(True, help="Read a new gradebook's schema revision in this process instead of "
                                           'running `alembic heads` (coursetools.adapters).').tag(config=True)
-    fast_feedback_html = Bool(False, help='Write feedback with coursetools.adapters.FeedbackHTMLExporter: the '
+    fast_feedback_html = Bool(True, help='Write feedback with coursetools.adapters.FeedbackHTMLExporter: the '
                                           "same pages as nbconvert's HTML exporter, faster.").tag(config=True)
 
 

@@ -190,6 +190,7 @@ class Slot:
         return ExecutionResult(nb, attention_notes(nb) + list(dict.fromkeys(executor.notes)), timing)
 
     def close(self) -> None:
+        self.started.wait(120)          # a slot still warming up would start its processes after this close
         try:
             asyncio.run_coroutine_threadsafe(self.executor.kernel_source.aclose(), self.loop).result(60)
         except Exception as error:
@@ -362,6 +363,9 @@ class Cluster:
         from distributed import Client, LocalCluster
         self.local = None
         self.proven: dict = {}          # worker address -> None (may grade) or why it may not
+        # distributed keeps its last low-level messages for debugging (1,000 by default); in this process they
+        # are the jobs and results themselves, about 0.45 MiB a notebook: keep few, so memory stays flat.
+        dask.config.set({'distributed.admin.low-level-log-length': 16})
         if scheduler:
             try:
                 self.client = Client(scheduler, timeout=f'{timeout}s', set_as_default=False)

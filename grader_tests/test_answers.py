@@ -8,7 +8,7 @@ import math
 import numpy
 import pytest
 
-from coursetools import analysis, answers, checker, kernel_agent, oracle
+from coursetools import analysis, answers, checker_plan, kernel_agent, oracle
 from coursetools.checks import alpha_beta, noughts_and_crosses
 
 
@@ -104,7 +104,7 @@ def given_to_the_kernel(name):
     """`name` as the kernel gets it while another function is tested: the agent's lookup in the checker's table
     (sent as JSON text, values only)."""
     reference, arguments = alpha_beta.KERNEL_ANSWERS[name]
-    text = checker.answer_table(reference, arguments)
+    text = checker_plan.answer_table(reference, arguments)
     table = json.loads(text)
     assert all(isinstance(value, str) for value in table.values())
     assert 'def ' not in text and 'lambda' not in text and 'return' not in text

@@ -3,7 +3,7 @@ given and when, and the limits of a session."""
 import subprocess
 import sys
 
-from coursetools import checker
+from coursetools import checker, checker_plan
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / 'benchmarks'))
@@ -12,7 +12,7 @@ from floor import trusted_cells  # noqa: E402  (the gradebook's view of the sour
 
 def test_a_function_is_given_only_after_it_and_every_unhelped_cell_was_judged():
     trusted = trusted_cells('noughts_and_crosses')
-    order = checker.order_of_tests(trusted.tests, trusted.graded)
+    order = checker_plan.order_of_tests(trusted.tests, trusted.graded)
     assert sorted(order) == sorted(trusted.tests)
     position = {cell: order.index(cell) for cell in order}
     helped = [cell for cell in order if cell.startswith(('score_end-', 'score-'))]
@@ -26,7 +26,7 @@ def test_a_function_is_given_only_after_it_and_every_unhelped_cell_was_judged():
 def test_the_released_order_is_kept_where_nothing_is_given():
     tests = {'b-one': "isolate(globals(), testing='b')", 'a-one': "isolate(globals(), testing='a')",
              'c-one': 'assert True'}
-    assert checker.order_of_tests(tests, ['a', 'b']) == ['b-one', 'a-one', 'c-one']
+    assert checker_plan.order_of_tests(tests, ['a', 'b']) == ['b-one', 'a-one', 'c-one']
 
 
 def test_a_helper_whose_tests_have_not_run_is_left_as_the_students_own():

@@ -52,7 +52,7 @@ def test_test_cells_bind_only_test_functions_and_private_names(assignment):
     nb = nbformat.read(ROOT / 'source' / assignment / f'{assignment}.ipynb', as_version=4)
     for cell in nb.cells:
         if cell.metadata.get('nbgrader', {}).get('grade'):
-            from coursetools.checker import defined_names
+            from coursetools.checker_plan import defined_names
             bound = defined_names(cell.source)
             assert all(name.startswith(('test_', '_')) for name in bound), (cell.metadata.nbgrader.grade_id, bound)
 
