@@ -31,7 +31,7 @@ grade: venv
 ## make test: the whole test suite (installs what it needs, browsers and databases included).
 test: venv
 	bash scripts/system-packages.sh test
-	$(BIN)/python -m pytest grader_tests
+	$(BIN)/python -m pytest grader_tests --durations=10
 
 ## make release: copy the widget package beside each notebook (as minimax_widget/) and regenerate release/ from
 ## source/ in the course's gradebook, so that `nbgrader autograde` can follow; only if that gradebook refuses (a
