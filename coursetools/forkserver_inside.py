@@ -13,16 +13,6 @@ import threading
 import time
 from typing import Optional
 
-# Run in every kernel before it starts (forked here, cold ones by coursetools.kernels): the kernel notes
-# attempts to import the course's modules, for the report (coursetools.kernel_agent.observe).
-AUDIT_IMPORTS = """
-import sys, types
-audit = types.ModuleType('_course_audit')
-audit.imports = []
-sys.modules['_course_audit'] = audit
-sys.addaudithook(lambda event, args: event == 'import' and str(args[0]).split('.')[0] == 'coursetools'
-                 and audit.imports.append(str(args[0])))
-"""
 _IGNORED = ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGUSR1', 'SIGUSR2',
             'SIGPIPE', 'SIGALRM')
 KERNEL_MODULES = ('ipykernel.kernelapp', 'ipykernel.ipkernel', 'ipykernel.zmqshell', 'ipykernel.debugger',
@@ -154,7 +144,6 @@ class _Server:
             sys.path[:] = [p for p in sys.path if p not in ('', os.path.dirname(os.path.abspath(__file__)))]
             import importlib
             importlib.invalidate_caches()
-            exec(AUDIT_IMPORTS, {})
             if 'numpy.random' in sys.modules:     # a cold kernel would have its own seed
                 sys.modules['numpy.random'].seed()
             from ipykernel import kernelapp

@@ -59,12 +59,10 @@ def inner_folder(name: str) -> str:
 def kernel_command(cmd: list) -> list:
     """`python -m ipykernel_launcher ARGS` as `python -c BOOT ARGS`, where BOOT takes the kernel's folder off
     sys.path before ipykernel imports anything, so that a student's `json.py` cannot break the kernel's start
-    (IPython puts the folder back, after the standard library, when the shell starts), and notes attempts to
-    import the course's modules (as kernels forked by the fork server do)."""
+    (IPython puts the folder back, after the standard library, when the shell starts)."""
     if cmd[1:3] != ['-m', 'ipykernel_launcher']:
         return list(cmd)
-    from coursetools.forkserver_inside import AUDIT_IMPORTS
-    boot = ("import sys\nwhile '' in sys.path: sys.path.remove('')\n" + AUDIT_IMPORTS +
+    boot = ("import sys\nwhile '' in sys.path: sys.path.remove('')\n"
             "from ipykernel import kernelapp\nkernelapp.launch_new_instance()\n")
     return [cmd[0], '-c', boot, *cmd[3:]]
 

@@ -40,7 +40,7 @@ PATTERNS = (
     ("touched the interpreter's hooks", ('excepthook', 'displayhook', 'unraisablehook', 'breakpointhook',
                                          'addaudithook')),
     ("tried to import the course's modules", ('coursetools',)),
-    ("touched the grader's module in the kernel", ('_course_grader', '_course_audit', 'kernel_agent')),
+    ("touched the grader's module in the kernel", ('_course_grader', 'kernel_agent')),
     ("wrote around the notebook's output", ('__stdout__', '__stderr__', 'fileno', 'file descriptor 1',
                                             'file descriptor 2', '/dev/stdout', '/dev/stderr', '/dev/fd/1',
                                             '/dev/fd/2', '/proc/self/fd/1', '/proc/self/fd/2')),
