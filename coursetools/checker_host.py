@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass, field
 
 from coursetools import checker, checker_plan
+from coursetools.sandbox import stop_process
 
 READY_TIMEOUT = 60
 
@@ -144,15 +145,7 @@ class CheckerServer:
     def close(self):
         process, self.process = self.process, None
         if process is not None:
-            try:
-                process.stdin.close()
-            except OSError:
-                pass
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None

@@ -239,15 +239,7 @@ class ForkServer:
         process = self.process
         if process is None:
             return
-        try:
-            process.stdin.close()
-        except OSError:
-            pass
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        sbx.stop_process(process)
         with self.lock:
             self.gone = self.gone or 'closed'
             self.changed.notify_all()

@@ -400,6 +400,19 @@ def require_sandbox() -> None:
         raise SandboxUnavailable(f"The grading sandbox cannot start: {reason}")
 
 
+def stop_process(process, grace: float = 5) -> None:
+    """Close a helper process's stdin (its signal to end), wait `grace` seconds, then kill it."""
+    try:
+        process.stdin.close()
+    except OSError:
+        pass
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def unsandboxed_requested() -> bool:
     """The explicit opt-out: COURSE_GRADE_UNSANDBOXED set to 1, true, yes or on (any case). The one place that
     reads it, so that `make grade`'s warning and the executor always agree."""
