@@ -25,8 +25,8 @@ venv: $(STAMP)
 ## make grade SUBMISSIONS=download.zip [ASSIGNMENT=a] [MAPPING=roster.csv]: first import an LMS zip (docs/lms.md).
 grade: venv
 	bash scripts/system-packages.sh grade
-	$(if $(SUBMISSIONS),$(BIN)/python -m coursetools.lms "$(SUBMISSIONS)" $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") $(if $(MAPPING),--mapping "$(MAPPING)") $(LMS_ARGS))
-	$(BIN)/python -m coursetools.grade $(ASSIGNMENT) $(ARGS)
+	$(if $(SUBMISSIONS),$(BIN)/python -m coursetools.instructor.lms "$(SUBMISSIONS)" $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") $(if $(MAPPING),--mapping "$(MAPPING)") $(LMS_ARGS))
+	$(BIN)/python -m coursetools.instructor.grade $(ASSIGNMENT) $(ARGS)
 
 ## make test: the whole test suite (installs what it needs, browsers and databases included).
 test: venv
@@ -37,7 +37,7 @@ test: venv
 ## source/ in the course's gradebook, so that `nbgrader autograde` can follow; only if that gradebook refuses (a
 ## class already graded, whose cells changed) with a scratch gradebook instead, saying so.
 release: venv
-	$(BIN)/python -c 'from coursetools.course import Course; Course.at().copy_widget_beside_notebooks()'
+	$(BIN)/python -c 'from coursetools.grading.course import Course; Course.at().copy_widget_beside_notebooks()'
 	@for a in $(ASSIGNMENTS); do \
 	  log=$$(mktemp); scratch=$$(mktemp -d); \
 	  if $(BIN)/python -m nbgrader generate_assignment $$a --force >$$log 2>&1; then cat $$log; \
@@ -51,11 +51,11 @@ release: venv
 
 ## make demo-class: rebuild submitted/ from the demo students' answers in demo_class/.
 demo-class: venv
-	$(BIN)/python -m coursetools.democlass
+	$(BIN)/python -m coursetools.instructor.democlass
 
 ## make demo: open the workbook with its widget in JupyterLab, for a live class.
 demo: venv
-	$(BIN)/python -c 'from coursetools.course import Course; Course.at().copy_widget_beside_notebooks()'
+	$(BIN)/python -c 'from coursetools.grading.course import Course; Course.at().copy_widget_beside_notebooks()'
 	$(BIN)/python -m jupyter lab --ServerApp.root_dir=source/noughts_and_crosses noughts_and_crosses.ipynb
 
 ## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading).

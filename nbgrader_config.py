@@ -3,13 +3,13 @@ import functools
 import os
 import sysconfig
 
-from coursetools.autograde import (HideHiddenTests, ResolveDuplicateGradeIds, RestoreHiddenTests,
+from coursetools.grading.autograde import (HideHiddenTests, ResolveDuplicateGradeIds, RestoreHiddenTests,
                                    SaveAutoGradesIgnoringStderr)
-from coursetools.repair import grade_renamed_notebooks
+from coursetools.grading.repair import grade_renamed_notebooks
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, GetGrades,
                                     IgnorePattern, LimitOutput, OverwriteKernelspec)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from coursetools.execute import SandboxedExecute
+from coursetools.grading.execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
@@ -68,10 +68,10 @@ c.Autograde.autograde_preprocessors = [
 # Feedback shows each check's name and failure message, but not the code of hidden tests.
 c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
 
-# Parallel grading (`make grade`, coursetools.grading): an existing Dask scheduler instead of a LocalCluster
+# Parallel grading (`make grade`, coursetools.grading.run): an existing Dask scheduler instead of a LocalCluster
 # here ('tcp://host:8786'), notebooks at once (0: cores + 1), kernels forked from warm sandboxed fork servers
 # ('forked'; or 'prestarted', 'cold'). The speed-ups that use nbgrader's and nbconvert's internals
-# (coursetools.adapters; c.Grading.pooled_gradebook, ...) are on by default with the nbgrader they were tested
+# (coursetools.grading.adapters; c.Grading.pooled_gradebook, ...) are on by default with the nbgrader they were tested
 # with; plain `nbgrader` commands do not use them.
 c.Grading.scheduler = ''
 c.Grading.workers = 0

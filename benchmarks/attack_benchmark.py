@@ -29,7 +29,7 @@ def graded_seconds(students):
         for student, notebook in students.items():
             write_student(course, student, notebook)
         report = pathlib.Path(folder) / 'report.json'
-        subprocess.run([sys.executable, '-m', 'coursetools.grade', ASSIGNMENT, '--no-progress', '--json', str(report),
+        subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--no-progress', '--json', str(report),
                         '--SandboxedExecute.timeout=20'], cwd=course, check=True, capture_output=True)
         return json.loads(report.read_text())[ASSIGNMENT]['wall']
 

@@ -7,7 +7,7 @@ import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from coursetools import democlass  # noqa: E402
+from coursetools.instructor import democlass  # noqa: E402
 
 ASSIGNMENT = 'noughts_and_crosses'
 # How many of each kind a varied class of 40 has (scaled to --students): blank notebooks are the release untouched.

@@ -6,7 +6,7 @@ untouched), cycled up to --students submissions with distinct ids. `--class demo
 instead. Two identical copies of the course are graded, each as an instructor would from a fresh process:
 
     plain: nbgrader generate_assignment, autograde, generate_feedback, export   (in the course folder)
-    ours:  python -m coursetools.grade <assignment>    (the same four steps, autograde in parallel, plus reports)
+    ours:  python -m coursetools.instructor.grade <assignment>    (the same four steps, autograde in parallel, plus reports)
 
 It prints the wall times (total and per phase) and their ratios (targets: autograde <= 1/3, the whole run
 <= 0.4), whether the marks agree cell for cell, the machine's busy CPU (with --cpu-by-process, also by kind of
@@ -35,7 +35,7 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'grader_tests'))
 from conftest import copy_course  # noqa: E402
-from coursetools import democlass  # noqa: E402
+from coursetools.instructor import democlass  # noqa: E402
 import floor  # noqa: E402  (benchmarks/floor.py)
 from classes import ASSIGNMENT, VARIED, students_of  # noqa: E402,F401  (benchmarks/classes.py)
 
@@ -69,8 +69,8 @@ class CpuByProcess:
     CPU that no sampled process accounts for (the sampler, the system, the last moments of short processes)
     is 'the rest of the machine'."""
 
-    KINDS = (('fork_server.py', 'kernels'), ('ipykernel', 'kernels'), ('coursetools.checker', 'checkers'),
-             ('coursetools.commands', 'feedback helpers'), ('coursetools.grade', 'grading process'),
+    KINDS = (('fork_server.py', 'kernels'), ('ipykernel', 'kernels'), ('coursetools.judge.checker', 'checkers'),
+             ('coursetools.instructor.commands', 'feedback helpers'), ('coursetools.instructor.grade', 'grading process'),
              ('-m nbgrader', 'nbgrader processes'))
 
     def __init__(self, sample=False):
@@ -165,7 +165,7 @@ def run_plain(course, sample=False):
 
 def run_ours(course, workers, sample=False):
     out = course / 'grade_report.json'
-    command = [sys.executable, '-m', 'coursetools.grade', ASSIGNMENT, '--no-progress', '--json', str(out)]
+    command = [sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--no-progress', '--json', str(out)]
     if workers:
         command += ['--workers', str(workers)]
     with CpuByProcess(sample) as cpu:

@@ -25,7 +25,7 @@ def main():
         with tempfile.TemporaryDirectory() as folder:
             course = build_class(pathlib.Path(folder) / 'course', students_of('varied', count))
             report = pathlib.Path(folder) / 'report.json'
-            subprocess.run([sys.executable, '-m', 'coursetools.grade', ASSIGNMENT, '--no-progress', '--json',
+            subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--no-progress', '--json',
                             str(report)], cwd=course, env=env(), check=True, capture_output=True)
             found = json.loads(report.read_text())
             print(f'{count} submissions: grading process peak {found["peak_memory_mb"]:.0f} MB, '

@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'grader_tests'))
 from conftest import copy_course  # noqa: E402
-from coursetools import democlass  # noqa: E402
+from coursetools.instructor import democlass  # noqa: E402
 
 
 def restart_and_run_all(notebook_path):

@@ -18,8 +18,10 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from coursetools import democlass, sandbox  # noqa: E402
-from coursetools.execute import SandboxedExecute  # noqa: E402
+from coursetools.instructor import democlass
+
+from coursetools.sandbox import bubblewrap as sandbox  # noqa: E402
+from coursetools.grading.execute import SandboxedExecute  # noqa: E402
 
 
 def seconds_to_run(notebook, sandboxed, repeats):

@@ -61,7 +61,7 @@ def shipped_widget(folder):
 
 def positions():
     """Every unfinished position with at most four marks (the costly ones) and 300 others."""
-    from coursetools import oracle
+    from coursetools.game import oracle
     open_positions = [board for board in oracle.reachable_positions() if oracle.outcome(board) is None]
     early = [board for board in open_positions if sum(cell != ' ' for row in board for cell in row) <= 4]
     late = [board for board in open_positions if sum(cell != ' ' for row in board for cell in row) > 4]

@@ -27,7 +27,7 @@ def pytest_report_header(config):
 def copy_course(destination, students=None):
     """A copy of the course (source, release, config) with the demo class built in submitted/ (only `students`,
     if given), as `make grade` builds it on a fresh clone; no grading outputs."""
-    from coursetools import democlass
+    from coursetools.instructor import democlass
     destination = pathlib.Path(destination)
     destination.mkdir(parents=True, exist_ok=True)
     for name in COURSE_FILES:
@@ -37,7 +37,7 @@ def copy_course(destination, students=None):
                                                                                       '.ipynb_checkpoints'))
         else:
             shutil.copy2(source, destination / name)
-    from coursetools.course import Course
+    from coursetools.grading.course import Course
     Course(destination).copy_widget_beside_notebooks()
     democlass.build_class(destination, students=students)
     return destination
@@ -47,22 +47,22 @@ def copy_course(destination, students=None):
 def no_checker_server_outlives_its_module():
     """Executors made in this process share a checker server per assignment; a module's tests stop theirs."""
     yield
-    from coursetools.checker_host import CheckerServer
+    from coursetools.judge.checker_host import CheckerServer
     CheckerServer.close_shared()
 
 
 @pytest.fixture(scope='session', autouse=True)
 def widget_beside_the_source_notebooks():
     """source/<assignment>/minimax_widget/ is made (by `make release`, `make grade`, here), never committed."""
-    from coursetools.course import Course
+    from coursetools.grading.course import Course
     Course(ROOT).copy_widget_beside_notebooks()
 
 
 def run_grade(course, *args):
-    """`python -m coursetools.grade` on a course copy, as `make grade` runs it; returns the completed process."""
+    """`python -m coursetools.instructor.grade` on a course copy, as `make grade` runs it; returns the completed process."""
     env = dict(os.environ, COURSE_ROOT=str(course))
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
-    return subprocess.run([sys.executable, '-m', 'coursetools.grade', *args], cwd=course, env=env,
+    return subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', *args], cwd=course, env=env,
                           capture_output=True, text=True)
 
 

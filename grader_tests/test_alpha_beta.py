@@ -7,7 +7,9 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, run_all, run_grade
-from coursetools import analysis, marks, oracle
+from coursetools.game import analysis
+from coursetools.instructor import marks
+from coursetools.game import oracle
 
 ASSIGNMENT = 'alpha_beta'
 SOURCE = ROOT / 'source' / ASSIGNMENT

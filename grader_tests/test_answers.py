@@ -1,6 +1,6 @@
 """What crosses from a student's kernel to the trusted checker: plain data only, read with the checker's own types,
-so that no object of the student's can reach a comparison. The kernel's side (coursetools.kernel_agent) is run
-here as it runs in a kernel, on a namespace of student functions; the checker's side (coursetools.answers) reads
+so that no object of the student's can reach a comparison. The kernel's side (coursetools.sandbox.kernel_agent) is run
+here as it runs in a kernel, on a namespace of student functions; the checker's side (coursetools.judge.answers) reads
 its JSON."""
 import json
 import math
@@ -8,7 +8,15 @@ import math
 import numpy
 import pytest
 
-from coursetools import analysis, answers, checker_plan, kernel_agent, oracle
+from coursetools.game import analysis
+
+from coursetools.judge import answers
+
+from coursetools.judge import checker_plan
+
+from coursetools.sandbox import kernel_agent
+
+from coursetools.game import oracle
 from coursetools.checks import alpha_beta, noughts_and_crosses
 
 

@@ -24,7 +24,7 @@ def test_the_tail_is_the_time_fewer_notebooks_ran_than_there_are_cores():
 
 
 GRADING_PROCESS_THAT_FORKS = """
-import os, time  # stands for coursetools.grade (its command line says so), which forks feedback helpers
+import os, time  # stands for coursetools.instructor.grade (its command line says so), which forks feedback helpers
 if os.fork() == 0:
     time.sleep(1)
     os._exit(0)
@@ -34,11 +34,11 @@ os.wait()
 
 
 def test_forked_feedback_helpers_are_told_from_the_grading_process():
-    assert CpuByProcess.kind_of('python -m coursetools.grade noughts_and_crosses') == 'grading process'
-    assert CpuByProcess.kind_of('python -m coursetools.grade noughts_and_crosses', 'grading process') == \
+    assert CpuByProcess.kind_of('python -m coursetools.instructor.grade noughts_and_crosses') == 'grading process'
+    assert CpuByProcess.kind_of('python -m coursetools.instructor.grade noughts_and_crosses', 'grading process') == \
         'feedback helpers'
-    assert CpuByProcess.kind_of('python -m coursetools.commands', 'grading process') == 'feedback helpers'
-    assert CpuByProcess.kind_of('python -c from coursetools.checker import main', 'grading process') == 'checkers'
+    assert CpuByProcess.kind_of('python -m coursetools.instructor.commands', 'grading process') == 'feedback helpers'
+    assert CpuByProcess.kind_of('python -c from coursetools.judge.checker import main', 'grading process') == 'checkers'
     with CpuByProcess(sample=True) as cpu:
         subprocess.run([sys.executable, '-c', GRADING_PROCESS_THAT_FORKS], check=True)
     kinds = list(cpu.kinds.values())

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from coursetools import oracle
+from coursetools.game import oracle
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / 'source'

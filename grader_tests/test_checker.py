@@ -3,7 +3,9 @@ given and when, and the limits of a session."""
 import subprocess
 import sys
 
-from coursetools import checker, checker_plan
+from coursetools.judge import checker
+
+from coursetools.judge import checker_plan
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / 'benchmarks'))
@@ -42,7 +44,7 @@ def test_a_helper_whose_tests_have_not_run_is_left_as_the_students_own():
 
 
 def test_checks_that_spin_are_stopped_at_their_cpu_limit_with_a_message():
-    code = ('import signal\nfrom coursetools import checker\n'
+    code = ('import signal\nfrom coursetools.judge import checker\n'
             'checker.CPU_SECONDS_PER_CELL = 1\n'
             'signal.signal(signal.SIGXCPU, checker._over_cpu_time)\n'
             "session = checker.Session(None, None, {'graded': [], 'helpers': [], 'tests': {}})\n"

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from coursetools import oracle
+from coursetools.game import oracle
 from coursetools.checks import noughts_and_crosses as hidden
 
 
@@ -171,7 +171,7 @@ def test_perfect_game_reading_rejects_o_first_and_needs_an_announcement(referenc
 
 def demo_student(name):
     """A demo student's functions, from demo_class/noughts_and_crosses/<name>.py."""
-    from coursetools import democlass
+    from coursetools.instructor import democlass
     from conftest import ROOT
     namespace = {'EMPTY_BOARD': oracle.EMPTY_BOARD}
     preamble, answers = democlass.read_answers(ROOT / 'demo_class' / 'noughts_and_crosses' / f'{name}.py')

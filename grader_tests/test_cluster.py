@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
-from coursetools import marks
+from coursetools.instructor import marks
 from test_demo_class import EXPECTED, TASKS
 
 pytestmark = needs_sandbox

@@ -9,8 +9,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from conftest import ROOT, needs_sandbox
-from coursetools import grade, kernels, sandbox
-from coursetools.execute import SandboxedExecute
+from coursetools.instructor import grade
+from coursetools.grading import kernels
+from coursetools.sandbox import bubblewrap as sandbox
+from coursetools.grading.execute import SandboxedExecute
 
 TESTS = ROOT / 'grader_tests'
 

@@ -11,8 +11,10 @@ import threading
 import nbformat
 
 from conftest import ROOT, copy_course, run_grade
-from coursetools import commands, democlass, marks
-from coursetools.course import Course
+from coursetools.instructor import commands
+from coursetools.instructor import democlass
+from coursetools.instructor import marks
+from coursetools.grading.course import Course
 
 TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
 # student: marks for tasks 1-6 (print_state, score_end, play, moves, score, perfect_game)
@@ -174,7 +176,7 @@ def test_an_assignment_without_submissions_does_not_stop_the_others(tmp_path):
 
 
 def test_feedback_split_over_processes_is_the_feedback_of_one(graded_class, tmp_path):
-    """`make grade` spreads generate_feedback over the cores (coursetools.commands): each student's feedback is
+    """`make grade` spreads generate_feedback over the cores (coursetools.instructor.commands): each student's feedback is
     written once, and is the same file one plain `nbgrader generate_feedback` writes."""
     course, _ = graded_class
     copy = tmp_path / 'course'
@@ -231,8 +233,8 @@ def test_feedback_helpers_never_given_a_share_are_stopped(tmp_path):
 
 FORKED_RUN = """
 import os, signal, sys
-from coursetools import commands
-from coursetools.course import Course
+from coursetools.instructor import commands
+from coursetools.grading.course import Course
 course = Course.at('.')
 students = course.graded_students('noughts_and_crosses')
 with commands.ForkedHelpers.fork(2, spare=True) as helpers:
@@ -252,7 +254,7 @@ with commands.ForkedHelpers.fork(2, spare=True) as helpers:
 
 FORK_FAILS = """
 import os
-from coursetools import commands
+from coursetools.instructor import commands
 real_fork, forks = os.fork, []
 def fork():                                 # the second fork fails, as with a limit on processes
     if forks:
@@ -269,7 +271,7 @@ except ChildProcessError:
 
 
 def test_forked_helpers_write_the_feedback_and_report_of_one_process(graded_class, tmp_path):
-    """`make grade` forks its feedback and report helpers (coursetools.commands.ForkedHelpers): the pages are
+    """`make grade` forks its feedback and report helpers (coursetools.instructor.commands.ForkedHelpers): the pages are
     those one process writes, and a helper that dies loses nothing (its share is converted by the grading
     process). Forking is refused while threads run, and a fork that fails leaves no helper behind."""
     course, _ = graded_class

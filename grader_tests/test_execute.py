@@ -9,8 +9,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from coursetools.checker_host import TrustedCells
-from coursetools.execute import SandboxedExecute, SandboxUnavailable
+from coursetools.judge.checker_host import TrustedCells
+from coursetools.grading.execute import SandboxedExecute, SandboxUnavailable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "execute"
 

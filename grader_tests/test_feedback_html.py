@@ -1,4 +1,4 @@
-"""`make grade`'s feedback exporter (coursetools.adapters.FeedbackHTMLExporter, c.Grading.fast_feedback_html)
+"""`make grade`'s feedback exporter (coursetools.grading.adapters.FeedbackHTMLExporter, c.Grading.fast_feedback_html)
 writes the page nbconvert's HTML exporter writes, and the in-process alembic revision is the one `alembic heads`
 gives: the two speed-ups of `make grade` that plain nbgrader does not have change nothing but the time."""
 import base64
@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from coursetools import adapters
+from coursetools.grading import adapters
 
 PNG = base64.b64encode(bytes.fromhex('89504e470d0a1a0a0000000d4948445200000001000000010806000000'
                                      '1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082'))

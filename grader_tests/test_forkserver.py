@@ -8,7 +8,8 @@ from jupyter_client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 
 from conftest import needs_sandbox
-from coursetools import forkserver, sandbox as sbx
+from coursetools.grading import forkserver
+from coursetools.sandbox import bubblewrap as sbx
 
 pytestmark = needs_sandbox
 

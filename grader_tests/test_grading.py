@@ -1,4 +1,4 @@
-"""Parallel autograding (coursetools.grading) gives the same marks as plain `nbgrader autograde`, cell for cell,
+"""Parallel autograding (coursetools.grading.run) gives the same marks as plain `nbgrader autograde`, cell for cell,
 whichever way its kernels start (forked, started ahead, cold), with or without its speed-ups, on a LocalCluster
 and on an existing Dask cluster, and reports a submission it cannot read without stopping."""
 import io
@@ -12,7 +12,9 @@ import nbformat
 import pytest
 
 from conftest import copy_course
-from coursetools import grading, pool, progress
+from coursetools.grading import run as grading
+from coursetools.grading import pool
+from coursetools.grading import progress
 from test_demo_class import EXPECTED, TASKS
 
 ASSIGNMENT = 'noughts_and_crosses'
@@ -53,7 +55,7 @@ def grades(course):
 
 
 def task_marks(course):
-    from coursetools import marks
+    from coursetools.instructor import marks
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
     return {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()}
 
@@ -101,7 +103,7 @@ def slot_processes():
         except OSError:
             continue
         if entry.isdigit() and os.path.basename(argv[0]).startswith(b'python') and any(
-                b'fork_server.py' in arg or b'coursetools.checker import main' in arg for arg in argv):
+                b'fork_server.py' in arg or b'coursetools.judge.checker import main' in arg for arg in argv):
             found.append(int(entry))
     return found
 
@@ -222,9 +224,9 @@ def test_attention_notes_from_outputs():
 
 def test_restore_hidden_tests_reads_the_cells_the_gradebook_holds(released):
     """RestoreHiddenTests answers nbgrader's per-cell lookups from one read of the notebook's cells
-    (coursetools.autograde.NotebookCells): the same rows, and the same MissingEntry, as the gradebook's queries."""
+    (coursetools.grading.autograde.NotebookCells): the same rows, and the same MissingEntry, as the gradebook's queries."""
     from nbgrader.api import Gradebook, MissingEntry
-    from coursetools.autograde import NotebookCells
+    from coursetools.grading.autograde import NotebookCells
     with Gradebook('sqlite:///' + str(released / 'gradebook.db')) as gb:
         cells = NotebookCells(gb, ASSIGNMENT, ASSIGNMENT)
         notebook = gb.find_notebook(ASSIGNMENT, ASSIGNMENT)

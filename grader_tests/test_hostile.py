@@ -18,7 +18,9 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
-from coursetools import democlass, marks, report
+from coursetools.instructor import democlass
+from coursetools.instructor import marks
+from coursetools.instructor import report
 
 pytestmark = needs_sandbox
 
@@ -417,8 +419,8 @@ try:
     import coursetools.checks.noughts_and_crosses
 except ImportError:
     pass
-for name in ('coursetools', 'coursetools.checks', 'coursetools.checks.noughts_and_crosses', 'coursetools.oracle',
-             'coursetools.checker'):
+for name in ('coursetools', 'coursetools.checks', 'coursetools.checks.noughts_and_crosses', 'coursetools.game.oracle',
+             'coursetools.judge.checker'):
     module = sys.modules.setdefault(name, types.ModuleType(name))
     module.__getattr__ = lambda attribute: (lambda *args, **kwargs: None)
 GRADE_IDS = ('print_state_format', 'score_end_rows_and_columns', 'score_end_diagonals',
@@ -606,7 +608,7 @@ def test_interrupted_grading_is_completed_by_the_next_run(tmp_path):
     course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee'))
     env = dict(os.environ, COURSE_ROOT=str(course))
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']
-    run = subprocess.Popen([sys.executable, '-m', 'coursetools.grade', ASSIGNMENT], cwd=course, env=env,
+    run = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT], cwd=course, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list((course / 'autograded').glob('*/*/*.ipynb')):

@@ -1,41 +1,103 @@
-"""The package's one boundary, checked from its sources: the code a sandbox runs imports nothing of the course
-(nor anything but the standard library and the kernel's own IPython), and no module of the course imports itself
-back through others."""
+"""The package's layout is its architecture: one folder per job, imports pointing one way down the stack, and
+the code a sandbox runs importing nothing of the trusted side. Checked from the sources (every import, at the
+top or inside a function) and by importing in a fresh interpreter."""
 import ast
+import json
+import subprocess
 import sys
 
 from conftest import ROOT
 
 PACKAGE = ROOT / 'coursetools'
-IN_THE_SANDBOX = ('kernel_agent.py', 'forkserver_inside.py')
 KERNEL_OWN = {'IPython', 'ipykernel'}          # what every Jupyter kernel already runs
+# What each folder may import of the course, besides itself: the stack, top to bottom.
+MAY_IMPORT = {
+    'instructor': {'grading', 'judge', 'checks', 'sandbox', 'game', 'widget'},
+    'grading': {'judge', 'checks', 'sandbox', 'game', 'widget'},   # widget: only to copy it beside notebooks
+    'checks': {'judge', 'sandbox', 'game'},
+    'judge': {'sandbox'},
+    'sandbox': set(),
+    'game': set(),
+    'widget': set(),                              # it ships to students as minimax_widget/: course-free
+}
 
 
 def imports(path):
-    """Every module a file imports, at its top or inside a function."""
+    """Every module a file imports, at its top or inside a function (relative imports made absolute)."""
+    package = '.'.join(path.relative_to(ROOT).parent.parts)
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f'{node.module}.{alias.name}' for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ''
+            if node.level:
+                base = package.split('.')[:len(package.split('.')) - node.level + 1]
+                module = '.'.join(base + ([module] if module else []))
+            found.add(module)
+            found.update(f'{module}.{alias.name}' for alias in node.names)
     return found
 
 
-def course_module(path):
-    return '.'.join(path.relative_to(ROOT).with_suffix('').parts).removesuffix('.__init__')
+def course_modules():
+    return {'.'.join(path.relative_to(ROOT).with_suffix('').parts).removesuffix('.__init__'): path
+            for path in PACKAGE.rglob('*.py') if '__pycache__' not in path.parts}
 
 
-def test_the_code_a_sandbox_runs_imports_only_the_standard_library():
-    for name in IN_THE_SANDBOX:
-        outside = {module for module in imports(PACKAGE / name)
-                   if module.split('.')[0] not in sys.stdlib_module_names | KERNEL_OWN}
-        assert outside == set(), (name, outside)
+def folder(module):
+    parts = module.split('.')
+    return parts[1] if len(parts) > 1 else None
+
+
+def test_every_module_lives_in_a_folder_that_says_what_it_owns():
+    top = sorted(p.name for p in PACKAGE.glob('*.py'))
+    assert top == ['__init__.py'], top
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / '__init__.py').is_file())
+    assert folders == sorted(MAY_IMPORT), folders
+    for name in folders:
+        docstring = ast.get_docstring(ast.parse((PACKAGE / name / '__init__.py').read_text()))
+        assert docstring and len(docstring) > 80, f'{name}/__init__.py needs a docstring saying what it owns'
+
+
+def test_imports_point_one_way_down_the_stack():
+    wrong = []
+    for name, path in course_modules().items():
+        here = folder(name)
+        for module in imports(path):
+            there = folder(module) if module.startswith('coursetools.') else None
+            if here and there and there != here and there not in MAY_IMPORT[here]:
+                wrong.append(f'{name} imports {module}')
+    assert wrong == []
+
+
+def test_the_code_a_sandbox_runs_imports_only_the_standard_library_and_ipython():
+    for path in (PACKAGE / 'sandbox').glob('*.py'):
+        outside = {module for module in imports(path) if module and not module.startswith('coursetools.sandbox')
+                   and module.split('.')[0] not in sys.stdlib_module_names | KERNEL_OWN}
+        assert outside == set(), (path.name, outside)
+
+
+def loaded_by(*modules):
+    """The course modules a fresh interpreter holds after importing `modules`."""
+    code = ('import importlib, json, sys\n'
+            f'for name in {list(modules)!r}: importlib.import_module(name)\n'
+            'print(json.dumps(sorted(m for m in sys.modules if m.startswith("coursetools"))))')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT, check=True)
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+def test_importing_the_sandbox_loads_nothing_trusted():
+    sandbox = [m for m in course_modules() if folder(m) == 'sandbox']
+    assert {folder(m) for m in loaded_by(*sandbox)} <= {None, 'sandbox'}
+
+
+def test_importing_the_checks_loads_nothing_of_the_grading_run():
+    checks = [m for m in course_modules() if folder(m) == 'checks']
+    assert {folder(m) for m in loaded_by(*checks)} <= {None, 'checks', 'judge', 'sandbox', 'game'}
 
 
 def test_no_import_circle_in_the_course_package():
-    modules = {course_module(path): path for path in PACKAGE.rglob('*.py') if '__pycache__' not in path.parts}
+    modules = course_modules()
     graph = {name: {module for module in imports(path) if module in modules and module != name}
              for name, path in modules.items()}
     state = {}

@@ -11,7 +11,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, run_grade
-from coursetools import lms, marks
+from coursetools.instructor import lms
+from coursetools.instructor import marks
 from test_demo_class import EXPECTED, TASKS
 
 A = 'noughts_and_crosses'
@@ -22,7 +23,7 @@ WHEN_TEXT = '2026-11-20 17:00:00.000000 UTC'
 
 def notebook(student):
     """A demo student's notebook, as a student would upload it."""
-    from coursetools import democlass
+    from coursetools.instructor import democlass
     release = nbformat.read(ROOT / 'release' / A / NB, as_version=4)
     return nbformat.writes(democlass.fill(release, *democlass.read_answers(ROOT / 'demo_class' / A / f'{student}.py'))
                            ).encode()
@@ -236,7 +237,7 @@ def test_existing_submissions_newest_wins(course, tmp_path):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, '-m', 'coursetools.lms', *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, '-m', 'coursetools.instructor.lms', *map(str, args)], capture_output=True, text=True,
                           cwd=ROOT)
 
 

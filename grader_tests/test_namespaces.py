@@ -7,7 +7,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, run_all, run_grade
-from coursetools import democlass, marks
+from coursetools.instructor import democlass
+from coursetools.instructor import marks
 
 # The names the test cells of each workbook bound at the top level before they became test functions.
 FORMER_NAMES = {
@@ -52,7 +53,7 @@ def test_test_cells_bind_only_test_functions_and_private_names(assignment):
     nb = nbformat.read(ROOT / 'source' / assignment / f'{assignment}.ipynb', as_version=4)
     for cell in nb.cells:
         if cell.metadata.get('nbgrader', {}).get('grade'):
-            from coursetools.checker_plan import defined_names
+            from coursetools.judge.checker_plan import defined_names
             bound = defined_names(cell.source)
             assert all(name.startswith(('test_', '_')) for name in bound), (cell.metadata.nbgrader.grade_id, bound)
 

@@ -24,8 +24,9 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config.loader import PyFileConfigLoader
 
 from conftest import ROOT, copy_course, needs_sandbox
-from coursetools import marks, repair
-from coursetools.autograde import HideHiddenTests
+from coursetools.instructor import marks
+from coursetools.grading import repair
+from coursetools.grading.autograde import HideHiddenTests
 from test_demo_class import EXPECTED
 from test_hostile import CATALOGUE, ada, build_duplicator, build_editor, filled, write_student
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import copy_course, run_grade
-from coursetools import marks
+from coursetools.instructor import marks
 from postgres import PostgresServer, find_bin_dir
 from test_demo_class import EXPECTED, TASKS
 

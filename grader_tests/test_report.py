@@ -1,4 +1,4 @@
-"""The report after grading (coursetools/report.py): reports/<assignment>.html for the graded demo class."""
+"""The report after grading (coursetools/instructor/report.py): reports/<assignment>.html for the graded demo class."""
 import base64
 import html
 import json
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from coursetools import report
+from coursetools.instructor import report
 from test_demo_class import EXPECTED, TASKS
 
 A = 'noughts_and_crosses'
@@ -116,7 +116,7 @@ def test_kernel_deaths_timeouts_missing_notebooks_and_status_notes(graded_class,
 
 def test_cli(graded_class, tmp_path):
     course = graded_copy(graded_class, tmp_path)
-    result = subprocess.run([sys.executable, '-m', 'coursetools.report', '--assignment', A, '--course', str(course)],
+    result = subprocess.run([sys.executable, '-m', 'coursetools.instructor.report', '--assignment', A, '--course', str(course)],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert (course / 'reports' / f'{A}.html').exists() and f'reports/{A}.html' in result.stdout

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from coursetools import sandbox
-from coursetools.execute import SandboxedExecute, SandboxUnavailable
+from coursetools.sandbox import bubblewrap as sandbox
+from coursetools.grading.execute import SandboxedExecute, SandboxUnavailable
 
 from conftest import needs_sandbox  # noqa: E402
 
@@ -124,7 +124,7 @@ def test_unavailable_reason(monkeypatch):
 
 def test_filesystem_isolation(course):
     before = snapshot(course)
-    nb = run_probe(course, [PROBE, "try:\n    import coursetools.oracle\n    print('oracle importable')\n"
+    nb = run_probe(course, [PROBE, "try:\n    import coursetools.game.oracle\n    print('oracle importable')\n"
                                    "except ImportError:\n    print('oracle hidden')"])
     found = json.loads(stdout(nb.cells[1]))
     # the course, other students and the gradebook are untouched, byte for byte

@@ -10,7 +10,10 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
-from coursetools import answers, democlass, marks, oracle
+from coursetools.judge import answers
+from coursetools.instructor import democlass
+from coursetools.instructor import marks
+from coursetools.game import oracle
 from coursetools.checks import alpha_beta as hidden_alpha_beta
 from coursetools.checks import calls
 from coursetools.checks import noughts_and_crosses as hidden

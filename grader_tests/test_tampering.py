@@ -1,4 +1,4 @@
-"""Tampering notes decided in the grading process (coursetools/tampering.py, wired in coursetools/pipeline.py): the
+"""Tampering notes decided in the grading process (coursetools/judge/tampering.py, wired in coursetools/grading/pipeline.py): the
 static scan of the student's code cells, locked cells compared with the gradebook, and nbgrader's own warnings."""
 import logging
 import threading
@@ -7,8 +7,10 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
-from coursetools import democlass, report, tampering
-from coursetools.pipeline import CourseCells, NbgraderWarnings
+from coursetools.instructor import democlass
+from coursetools.instructor import report
+from coursetools.judge import tampering
+from coursetools.grading.pipeline import CourseCells, NbgraderWarnings
 from test_hostile import ASSIGNMENT, NOTEBOOK, build_deleter, build_editor, filled, prepend, released, write_student
 
 # (source, phrase a note must contain): one per pattern of tampering.PATTERNS, as a student would write it

@@ -16,7 +16,9 @@ import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
-from coursetools import democlass, marks, report
+from coursetools.instructor import democlass
+from coursetools.instructor import marks
+from coursetools.instructor import report
 from test_hostile import ASSIGNMENT, NOTEBOOK, TASKS, ada, filled, released, write_student
 
 pytestmark = needs_sandbox

@@ -7,7 +7,8 @@ import shutil
 import nbformat
 
 from conftest import ROOT, copy_course, run_grade
-from coursetools import democlass, marks
+from coursetools.instructor import democlass
+from coursetools.instructor import marks
 
 ASSIGNMENT = 'noughts_and_crosses'
 TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')

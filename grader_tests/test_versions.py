@@ -10,7 +10,7 @@ def run(code):
 
 def test_an_untested_nbgrader_warns_and_turns_the_speed_ups_off():
     result = run("import nbgrader; nbgrader.__version__ = '0.10.1'\n"
-                 "import coursetools.adapters as adapters\n"
+                 "import coursetools.grading.adapters as adapters\n"
                  "from coursetools import grading\n"
                  "print(adapters.allowed())")
     assert result.returncode == 0, result.stderr
@@ -19,6 +19,6 @@ def test_an_untested_nbgrader_warns_and_turns_the_speed_ups_off():
 
 
 def test_the_tested_nbgrader_imports_without_a_word():
-    result = run('import coursetools.adapters as adapters\nprint(adapters.allowed())')
+    result = run('import coursetools.grading.adapters as adapters\nprint(adapters.allowed())')
     assert result.returncode == 0 and result.stdout.strip() == 'True'
     assert 'tested with' not in result.stderr

@@ -3,7 +3,7 @@
 The functions under test are those of a notebook: the source workbook's print_state, score_end, play and moves
 (its solution cells) and a plain, unmemoized minimax as score, executed in one namespace so that score's
 recursive calls go through the name `score`, as in a notebook. Values, moves and counts are checked against
-coursetools.oracle, an independent implementation.
+coursetools.game.oracle, an independent implementation.
 """
 import ast
 import json
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from coursetools import oracle
+from coursetools.game import oracle
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / 'source' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb'

@@ -1,5 +1,5 @@
 """The widget's alpha-beta view: given an alphabeta, the tree shows the window of each visited position and greys
-the pruned ones, matching an independent trace of the reference convention (coursetools.analysis), and the windows
+the pruned ones, matching an independent trace of the reference convention (coursetools.game.analysis), and the windows
 are drawn readable: labels of at least 16 px that neither overlap nor leave the picture, at every width.
 
 The functions are the second workbook's given cell and alphabeta solution, with a plain minimax as score."""
@@ -8,7 +8,9 @@ import random
 
 import pytest
 
-from coursetools import analysis, oracle
+from coursetools.game import analysis
+
+from coursetools.game import oracle
 from test_alpha_beta import reference_functions as workbook_functions
 from test_widget import PLAIN_SCORE, check_drawing
 

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/report_screenshot.py [--course DIR] [--assignment A] [--db URL] [--out PNG]
 
 The course must have been graded (`make grade`; the default course is this checkout). The report is (re)written with
-coursetools.report and rendered by Debian's chromium (/usr/bin/chromium) in headless mode through Playwright.
+coursetools.instructor.report and rendered by Debian's chromium (/usr/bin/chromium) in headless mode through Playwright.
 """
 import argparse
 import pathlib
@@ -12,7 +12,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from coursetools import report  # noqa: E402
+from coursetools.instructor import report  # noqa: E402
 
 CHROMIUM = '/usr/bin/chromium'
 CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',

@@ -16,7 +16,12 @@ Every check raises AssertionError with a message naming the board it failed on.
 """
 import math
 
-from coursetools import analysis, answers, oracle
+from coursetools.game import analysis
+
+from coursetools.judge import answers
+from coursetools.judge import checker
+
+from coursetools.game import oracle
 from coursetools.checks import calls
 from coursetools.checks import noughts_and_crosses as base
 from coursetools.checks.noughts_and_crosses import _as_move, _call, _each, picture
@@ -111,7 +116,6 @@ def isolate(namespace, testing):
     every function but `testing` becomes its reference version, and the function under test is memoized if its
     answers depend on its arguments only. Returns a function that undoes the change (in IPython it also runs
     by itself when the cell ends, even if the cell fails)."""
-    from coursetools import checker
     session = checker.session_in(namespace)
     if session is not None:
         session.override({'count_calls': notebook_count_calls})

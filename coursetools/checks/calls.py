@@ -1,6 +1,6 @@
 """Calling the student's functions from the hidden checks, in both places the checks run.
 
-While grading, the checks run in the trusted checker and a function is a `coursetools.checker.Proxy`: calls
+While grading, the checks run in the trusted checker and a function is a `coursetools.judge.checker.Proxy`: calls
 travel to the student's kernel in batches and come back as plain data. In the instructor's own Jupyter (the
 source notebook) the checks run in the kernel with the real functions. These helpers hide the difference.
 """
@@ -8,7 +8,8 @@ import contextlib
 import inspect
 import io
 
-from coursetools import answers
+from coursetools.judge import answers
+from coursetools.judge import checker
 
 _recorded = {}
 
@@ -179,7 +180,6 @@ def require_function(function, name):
 def recorded(name, namespace=None):
     """The argument tuples of the calls of `name` recorded during the last call of the function under test
     (the boards `perfect_game` passed to `print_state`); None if nothing was recorded."""
-    from coursetools import checker
     session = checker.session_in(namespace) if namespace is not None else checker.current()
     if session is not None:
         calls = session.records.get(name)

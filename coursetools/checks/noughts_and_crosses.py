@@ -1,7 +1,7 @@
 """Hidden checks for the `noughts_and_crosses` assignment.
 
 The hidden-test blocks of the workbook call these functions. They live in the course package, which is never
-visible to a student's kernel: while grading, the test cells run in the trusted checker (`coursetools.checker`)
+visible to a student's kernel: while grading, the test cells run in the trusted checker (`coursetools.judge.checker`)
 and the student's functions are proxies there. In the instructor's own Jupyter they run in the kernel with the
 real functions (`calls` hides the difference). Every check raises AssertionError with a message naming the board
 it failed on.
@@ -22,7 +22,9 @@ import operator
 import random
 import re
 
-from coursetools import oracle
+from coursetools.game import oracle
+from coursetools.game import analysis
+from coursetools.judge import checker
 from coursetools.checks import calls
 
 FUNCTIONS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
@@ -138,7 +140,6 @@ def isolate(namespace, testing):
     of `print_state` are recorded; the student's `score` is memoized in both cases. Returns a function that
     undoes the change; inside IPython it also runs by itself when the cell ends, even if the cell fails.
     """
-    from coursetools import checker
     session = checker.session_in(namespace)
     if session is not None:
         own = testing == 'perfect_game'       # the integration task: every function is the student's own
@@ -229,7 +230,6 @@ def unfinished_sample():
 
 @functools.lru_cache(maxsize=None)
 def _unfinished_sample():
-    from coursetools import analysis
     chooser = random.Random(20261123)
     classes = {}
     sample = []
@@ -255,7 +255,7 @@ def _finished_positions():
 
 def warm_up():
     """Compute the oracle's tables and the samples now. The trusted checker calls this once per process
-    (`coursetools.checker.warm_up`), before its first notebook, so that no notebook pays for them."""
+    (`coursetools.judge.checker.warm_up`), before its first notebook, so that no notebook pays for them."""
     oracle.value(oracle.EMPTY_BOARD, 'x')
     _unfinished_sample()
     _finished_positions()

@@ -1,6 +1,6 @@
 """One autograde run of one assignment: `nbgrader autograde <assignment> --force`, with the notebooks executed
-in parallel on Dask (`coursetools.pool`) and everything else done by nbgrader in this process, one submission
-after another (`coursetools.pipeline`). So only this process writes the gradebook.
+in parallel on Dask (`coursetools.grading.pool`) and everything else done by nbgrader in this process, one submission
+after another (`coursetools.grading.pipeline`). So only this process writes the gradebook.
 
     report = grading.autograde('noughts_and_crosses')     # in the course folder; see `autograde` for options
 
@@ -14,7 +14,7 @@ Settings, in nbgrader_config.py (`make grade`'s options override them)::
     c.Grading.workers = 0             # notebooks at once on the LocalCluster (0: cores + 1)
     c.Grading.kernels = 'forked'      # where kernels come from: 'forked', 'prestarted' or 'cold'
     c.Grading.scheduler_timeout = 30  # seconds to wait for that scheduler
-    c.Grading.pooled_gradebook = True     # speed-ups with nbgrader's internals (coursetools.adapters): on by
+    c.Grading.pooled_gradebook = True     # speed-ups with nbgrader's internals (coursetools.grading.adapters): on by
     c.Grading.cached_validation = True    # default with the nbgrader they were tested with, off with any other
     c.Grading.in_process_alembic = True
     c.Grading.fast_feedback_html = True
@@ -35,9 +35,11 @@ from typing import Optional
 from traitlets import Bool, Enum, Float, Integer, Unicode
 from traitlets.config import Configurable
 
-from coursetools import adapters, pool
-from coursetools.pipeline import Pipeline, PreparedNotebook, Unreadable
-from coursetools.progress import Progress
+from coursetools.grading import adapters
+
+from coursetools.grading import pool
+from coursetools.grading.pipeline import Pipeline, PreparedNotebook, Unreadable
+from coursetools.grading.progress import Progress
 
 
 class Grading(Configurable):
@@ -52,12 +54,12 @@ class Grading(Configurable):
                                                        "server, 'prestarted' while the previous notebook runs, or "
                                                        "'cold'.").tag(config=True)
     pooled_gradebook = Bool(True, help='Let nbgrader share one gradebook connection for the run and commit once '
-                                        'per notebook (coursetools.adapters).').tag(config=True)
+                                        'per notebook (coursetools.grading.adapters).').tag(config=True)
     cached_validation = Bool(True, help="Compile nbgrader's cell-metadata schema once instead of once per "
-                                         'cell (coursetools.adapters).').tag(config=True)
+                                         'cell (coursetools.grading.adapters).').tag(config=True)
     in_process_alembic = Bool(True, help="Read a new gradebook's schema revision in this process instead of "
-                                          'running `alembic heads` (coursetools.adapters).').tag(config=True)
-    fast_feedback_html = Bool(True, help='Write feedback with coursetools.adapters.FeedbackHTMLExporter: the '
+                                          'running `alembic heads` (coursetools.grading.adapters).').tag(config=True)
+    fast_feedback_html = Bool(True, help='Write feedback with coursetools.grading.adapters.FeedbackHTMLExporter: the '
                                           "same pages as nbconvert's HTML exporter, faster.").tag(config=True)
 
 

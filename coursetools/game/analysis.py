@@ -1,4 +1,4 @@
-"""Game analysis beyond coursetools.oracle: the eight symmetries of the board, a depth-limited search with the
+"""Game analysis beyond coursetools.game.oracle: the eight symmetries of the board, a depth-limited search with the
 open-lines evaluation, and the reference alpha-beta search whose call counts define the alpha_beta workbook's
 counting convention.
 
@@ -8,7 +8,7 @@ reference solution, so tests compare two implementations.
 import math
 from functools import lru_cache
 
-from coursetools import oracle
+from coursetools.game import oracle
 
 # The eight symmetries of the square as permutations of flat indices: image[i] = cells[perm[i]].
 _ROTATE = (6, 3, 0, 7, 4, 1, 8, 5, 2)        # quarter turn clockwise

@@ -1,4 +1,4 @@
-"""nbgrader's autograde, split around execution so that notebooks can run elsewhere (`coursetools.pool`).
+"""nbgrader's autograde, split around execution so that notebooks can run elsewhere (`coursetools.grading.pool`).
 
 `nbgrader autograde` does, for each submission in turn: set up the destination and the gradebook rows, copy the
 files, sanitize each notebook (ClearOutput ... OverwriteCells), execute it, save the grades (SaveAutoGrades ...),
@@ -16,7 +16,7 @@ caller, so that many notebooks can execute at once while this process keeps the 
 Each prepared notebook carries notes for the instructor (`PreparedNotebook.notes`), all decided here: the warnings
 nbgrader logged while it sanitized that student's notebook (`NbgraderWarnings`; `finish` returns those of its
 own steps), the locked cells the student changed or deleted, and what the student's code cells do to the grader's
-machinery (`coursetools.tampering`). `finish` writes them into the autograded notebook's metadata
+machinery (`coursetools.judge.tampering`). `finish` writes them into the autograded notebook's metadata
 (`coursetools.grading_notes`), which the report reads.
 """
 from __future__ import annotations
@@ -34,8 +34,8 @@ from nbconvert.writers import FilesWriter
 from nbgrader.converters.base import NbGraderException
 from nbgrader.utils import remove, rmtree
 
-from coursetools import tampering
-from coursetools.checker_host import TrustedCells
+from coursetools.judge import tampering
+from coursetools.judge.checker_host import TrustedCells
 
 NBGRADER_NOTES = 8          # nbgrader's warnings kept per student and step; the rest are counted
 
@@ -172,7 +172,7 @@ class Pipeline:
 
     def static_notes(self, filename, sanitized, resources) -> list:
         """The locked cells the submitted notebook (`filename`) changed or deleted, and what the student's code
-        cells of the `sanitized` notebook (the code the kernel runs) do to the grader (`coursetools.tampering`)."""
+        cells of the `sanitized` notebook (the code the kernel runs) do to the grader (`coursetools.judge.tampering`)."""
         info = resources.get('nbgrader') or {}
         key = (info.get('db_url'), info.get('assignment'), info.get('notebook'))
         try:

@@ -10,7 +10,7 @@ or, where a cell does not parse, searches its text; names built cheaply from lit
 the submitted notebook's locked cells with the gradebook's.
 
 A static scan can be evaded (names computed at run time, data read from files): these notes are a report for the
-instructor to look at, never a mark. Marks are decided by the trusted checker (`coursetools.checker`), which
+instructor to look at, never a mark. Marks are decided by the trusted checker (`coursetools.judge.checker`), which
 judges plain values whatever the kernel did.
 """
 from __future__ import annotations

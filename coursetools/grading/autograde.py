@@ -8,7 +8,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
 from traitlets import List
 
-from coursetools import repair
+from coursetools.grading import repair
 
 ANSI_CODE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 

@@ -1,10 +1,10 @@
 """Safe notebook execution for autograding: `SandboxedExecute`, nbgrader's `Execute` with two differences.
 
-* **The student's cells run in a sandboxed kernel** (bubblewrap, `coursetools.sandbox`) with limits on memory,
+* **The student's cells run in a sandboxed kernel** (bubblewrap, `coursetools.sandbox.bubblewrap`) with limits on memory,
   CPU, processes, file size, output and time per cell. A kernel that dies, or a cell that will not stop, costs
   that cell only: the cell gets an error, a fresh kernel starts, the earlier cells are replayed silently, and
   execution goes on.
-* **The test cells run in the trusted checker** (`coursetools.checker`), a process where no student code runs.
+* **The test cells run in the trusted checker** (`coursetools.judge.checker`), a process where no student code runs.
   Their sources come from the gradebook; the notebook's graded functions are proxies there that call the
   student's functions in the kernel and bring back plain data. A test cell's outputs and error are written into
   the notebook exactly where the kernel's would be, so nbgrader's grading, feedback and formgrader see nothing
@@ -14,7 +14,7 @@
     c.Autograde.autograde_preprocessors = [SandboxedExecute, ...]   # where Execute was
     c.SandboxedExecute.timeout = 120
 
-Where kernels come from and where they run is `kernel_source` (`coursetools.kernels`): cold by default,
+Where kernels come from and where they run is `kernel_source` (`coursetools.grading.kernels`): cold by default,
 forked or started ahead when `make grade` chooses. Outside nbgrader (no gradebook in the resources) every cell
 runs in the kernel.
 """
@@ -37,14 +37,14 @@ from traitlets import Bool, DottedObjectName, Float, Integer, Unicode
 
 from nbgrader.preprocessors import Execute
 
-from coursetools import sandbox as sbx
-from coursetools.channel import (GradingKernelClient, KernelGone, cap_error, channel_broken, error_output,  # noqa
+from coursetools.sandbox import bubblewrap as sbx
+from coursetools.grading.channel import (GradingKernelClient, KernelGone, cap_error, channel_broken, error_output,  # noqa
                                  mb, wait_until_ready)
-from coursetools.checker_host import CheckerServer, TrustedCells
-from coursetools.course import ATTENTION_ERRORS
-from coursetools.kernels import ColdKernels, KernelPlace, SandboxProvisioner
-from coursetools.sandbox import Limits, SandboxUnavailable
-from coursetools.testcells import TestCellsInChecker
+from coursetools.judge.checker_host import CheckerServer, TrustedCells
+from coursetools.grading.course import ATTENTION_ERRORS
+from coursetools.grading.kernels import ColdKernels, KernelPlace, SandboxProvisioner
+from coursetools.sandbox.bubblewrap import Limits, SandboxUnavailable
+from coursetools.grading.testcells import TestCellsInChecker
 
 __all__ = ['SandboxedExecute', 'SandboxedKernelManager', 'SandboxUnavailable', 'ATTENTION_ERRORS']
 
@@ -52,7 +52,7 @@ __all__ = ['SandboxedExecute', 'SandboxedKernelManager', 'SandboxUnavailable', '
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager for one kernel in a `KernelPlace`, launched by a kernel source."""
 
-    client_class = DottedObjectName('coursetools.channel.GradingKernelClient')
+    client_class = DottedObjectName('coursetools.grading.channel.GradingKernelClient')
     log_path = None
 
     def place_kernel(self, source, place: KernelPlace, limits: Limits) -> None:

@@ -15,7 +15,7 @@ nbgrader_config.py). Each student gets a list of notes for the report.
 
 Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the same repairs happen inside nbgrader:
 `grade_renamed_notebooks` (its `Autograde.pre_convert_hook`) writes a renamed notebook's gradable copy beside the
-student's file, and `coursetools.autograde.ResolveDuplicateGradeIds` resolves duplicated cells while sanitizing.
+student's file, and `coursetools.grading.autograde.ResolveDuplicateGradeIds` resolves duplicated cells while sanitizing.
 """
 import json
 import os

@@ -2,9 +2,9 @@
 
 Starting a Python kernel costs about 0.4 s of CPU (interpreter, ipykernel, IPython). When the CPU is the
 bottleneck, as it is when a class is graded on two cores, that is a large part of the work. The fork server
-pays it once: it starts inside the bubblewrap sandbox (`coursetools.sandbox`, the same layout and limits as a
+pays it once: it starts inside the bubblewrap sandbox (`coursetools.sandbox.bubblewrap`, the same layout and limits as a
 kernel), imports ipykernel and IPython, and then, for every notebook, forks a child that becomes the kernel.
-Its code inside the sandbox is `coursetools/forkserver_inside.py`, bound read-only as the one file of the course
+Its code inside the sandbox is `coursetools/sandbox/forkserver_inside.py`, bound read-only as the one file of the course
 package that the sandbox shows (the hidden checks and the oracle are not visible there).
 
 Isolation between students does not rely on the children being polite:
@@ -26,6 +26,7 @@ replies ``{"id", ...}`` and events ``{"exit": pid, "status": code}`` on its stdo
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -35,7 +36,9 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-from . import sandbox as sbx
+from coursetools.sandbox import bubblewrap as sbx
+
+_INSIDE = importlib.util.find_spec('coursetools.sandbox.forkserver_inside').origin
 
 READY_TIMEOUT = 60
 REQUEST_TIMEOUT = 30
@@ -138,7 +141,7 @@ class ForkServer:
         layout = sbx.SandboxLayout(workdir=self.workdir, conn_dir=self.conn_root,
                                    sandbox_workdir=self.inner_workdir, env=self.extra_env,
                                    extra_ro_binds=self.extra_ro_binds,
-                                   programs={'fork_server.py': str(Path(__file__).with_name('forkserver_inside.py'))})
+                                   programs={'fork_server.py': _INSIDE})
         return sbx.build_command(cmd, layout, self.limits, uid=self.uid)
 
     def start(self) -> 'ForkServer':

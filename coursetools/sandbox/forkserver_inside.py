@@ -1,6 +1,6 @@
-"""The part of the kernel fork server that runs inside the sandbox (see `coursetools.forkserver`).
+"""The part of the kernel fork server that runs inside the sandbox (see `coursetools.grading.forkserver`).
 
-Standard library only: the host binds this one file read-only into the sandbox (`coursetools.sandbox.PROGRAMS`)
+Standard library only: the host binds this one file read-only into the sandbox (`coursetools.sandbox.bubblewrap.PROGRAMS`)
 and runs it there, so that nothing else of the course package (the hidden checks, the oracle) is visible to
 student kernels.
 """

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from coursetools.course import ATTENTION_ERRORS
+from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
 
 log = logging.getLogger(__name__)
 KERNEL_SOURCES = ('forked', 'prestarted', 'cold')
@@ -56,7 +56,7 @@ class ExecutionJob:
     nb: object                      # the sanitized NotebookNode
     resources: dict
     files: dict                     # the files beside the notebook: relative path -> (kind, data, mode)
-    trusted: object = None          # coursetools.checker_host.TrustedCells, or None
+    trusted: object = None          # coursetools.judge.checker_host.TrustedCells, or None
     submitted: float = field(default_factory=time.time)
 
 
@@ -120,23 +120,23 @@ class Slot:
     """One notebook at a time: an event loop thread, an executor, a kernel source, a checker."""
 
     def __init__(self, run: RunSpec, number: int):
-        from coursetools.checker_host import CheckerServer
+        from coursetools.judge.checker_host import CheckerServer
         self.run = run
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f'grading-slot-{number}', daemon=True)
         self.thread.start()
         self.scratch = tempfile.mkdtemp(prefix='nbslot-')
         self.checker = CheckerServer(log_path=os.path.join(self.scratch, 'checker.log'),
-                                     assignment=run.folder_name)
+                                     assignment=run.folder_name, warm=checks_modules(run.folder_name))
         self.executor = run.executor_class(**dict(run.traits, sandbox=run.sandboxed), checker_server=self.checker)
         self.executor.environment_may_unsandbox = False
         self.executor.kernel_source = self._kernel_source(run.kernels)
         self.started = threading.Event()
 
     def _kernel_source(self, kind):
-        from coursetools import kernels
-        from coursetools.forkserver import ForkServerError
-        from coursetools.sandbox import SandboxUnavailable
+        from coursetools.grading import kernels
+        from coursetools.grading.forkserver import ForkServerError
+        from coursetools.sandbox.bubblewrap import SandboxUnavailable
         if kind == 'forked' and self.executor.sandboxed:
             try:
                 return kernels.ForkedKernels(self.executor, self.run.folder_name)
@@ -149,7 +149,7 @@ class Slot:
 
     def warm_up(self) -> None:
         """Start the checker and the fork server now, before the first notebook arrives."""
-        from coursetools.forkserver import ForkServerError
+        from coursetools.grading.forkserver import ForkServerError
         try:
             self.checker.ensure()
             live = getattr(self.executor.kernel_source, 'live', None)
@@ -161,7 +161,7 @@ class Slot:
             self.started.set()
 
     def execute(self, job: ExecutionJob) -> ExecutionResult:
-        from coursetools.forkserver import ForkServerError
+        from coursetools.grading.forkserver import ForkServerError
         self.started.wait(120)
         began, arrived = time.perf_counter(), time.time()
         folder = os.path.join(self.scratch, 'job', job.run.folder_name)
@@ -171,8 +171,8 @@ class Slot:
         resources = dict(job.resources, metadata=dict(job.resources.get('metadata') or {}, path=folder),
                          trusted_cells=job.trusted)
         executor = self.executor
-        from coursetools.checker_host import CheckerError
-        from coursetools.sandbox import SandboxUnavailable
+        from coursetools.judge.checker_host import CheckerError
+        from coursetools.sandbox.bubblewrap import SandboxUnavailable
         try:
             try:
                 nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources),
@@ -299,7 +299,7 @@ def course_digest() -> str:
 
 def worker_problem(run: RunSpec) -> Optional[str]:
     """Why this process may not grade for `run` (with the fix), or None."""
-    from coursetools import sandbox
+    from coursetools.sandbox import bubblewrap as sandbox
     if course_digest() != run.digest:
         return ('its course package is not the grading process\'s (another copy or version of coursetools): '
                 'install the same commit of the course there')

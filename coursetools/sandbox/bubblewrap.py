@@ -3,7 +3,7 @@
 This module only knows how to *build* the command line that starts a process
 inside the sandbox and how to *probe* whether the sandbox works on this
 machine.  The notebook execution engine that uses it is
-:mod:`coursetools.execute` (``SandboxedExecute``).  See ``docs/sandbox.md``.
+:mod:`coursetools.grading.execute` (``SandboxedExecute``).  See ``docs/sandbox.md``.
 
 Layout seen by a sandboxed kernel::
 
@@ -419,7 +419,7 @@ def unsandboxed_requested() -> bool:
     return os.environ.get(UNSANDBOXED_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-if __name__ == "__main__":  # python -m coursetools.sandbox  -> report whether it works
+if __name__ == "__main__":  # python -m coursetools.sandbox.bubblewrap  -> report whether it works
     r = probe()
     print("sandbox OK" if r is None else f"sandbox unavailable: {r}")
     sys.exit(0 if r is None else 1)

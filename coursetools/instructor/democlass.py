@@ -6,7 +6,7 @@ when it finds submitted/ empty (a fresh clone), and leaves real submissions alon
 Each student is one Python file, demo_class/<assignment>/<student>.py, split into sections by lines
 `# %% <grade_id>`; each section replaces the released solution cell with that grade_id, as if the student had
 typed it there. The release's other files (the widget module) are submitted alongside, as students do. Lines before the first section (imports, say) go at the top of the first answered cell. Cells the
-student did not answer keep the released stub. `python -m coursetools.democlass` (`make demo-class`) builds it.
+student did not answer keep the released stub. `python -m coursetools.instructor.democlass` (`make demo-class`) builds it.
 """
 import pathlib
 import re

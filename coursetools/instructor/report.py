@@ -1,6 +1,6 @@
 """The report after grading: reports/<assignment>.html, one self-contained page (images embedded as base64).
 
-    python -m coursetools.report [--assignment A] [--db URL] [--course DIR]
+    python -m coursetools.instructor.report [--assignment A] [--db URL] [--course DIR]
 
 It reads the gradebook (marks per task and per check) and the autograded notebooks (the failed checks' messages,
 kernel deaths, timeouts), and shows
@@ -26,8 +26,8 @@ import re
 from matplotlib.figure import Figure
 from nbgrader.api import MissingEntry
 
-from coursetools import marks
-from coursetools.course import ATTENTION_ERRORS, Course
+from coursetools.instructor import marks
+from coursetools.grading.course import ATTENTION_ERRORS, Course
 
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 PROBLEM_ERRORS = {'KernelDied': 'the kernel died', 'CellTimeoutError': 'a cell timed out',

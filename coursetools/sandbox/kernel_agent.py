@@ -6,7 +6,7 @@ to the kernel once per kernel, where it becomes the module `_course_grader` and 
 call is then one comm message, answered by one comm message (a Jupyter comm is the lightest way to talk to a
 kernel: no cell, no IPython machinery). The kernel is the student's process: everything here can be replaced by
 the student's code, so nothing here decides a mark. It only has to serve honest notebooks well; the trusted
-checker reads its answers as untrusted data (`coursetools.answers`).
+checker reads its answers as untrusted data (`coursetools.judge.answers`).
 
 A request (JSON) asks for one function to be called on a list of argument tuples, optionally while
 * `replace`: other global names of the notebook answer from tables of correct answers sent by the checker

@@ -83,7 +83,7 @@ def answer_table(reference, arguments):
     """JSON text of {the kernel agent's key of a call: JSON text of the correct answer} for each argument tuple
     `arguments()` gives, computed by `reference`."""
     if (reference, arguments) not in _TABLES:
-        from coursetools import kernel_agent
+        from coursetools.sandbox import kernel_agent
         table = {kernel_agent.table_key(args): json.dumps(kernel_agent.encode(reference(*args), [kernel_agent.MAX_NODES]),
                                                           separators=(',', ':'))
                  for args in arguments()}

@@ -41,7 +41,7 @@ class Course:
 
     @property
     def staging(self) -> Path:
-        """Repaired copies of the submissions, which nbgrader grades (coursetools.repair)."""
+        """Repaired copies of the submissions, which nbgrader grades (coursetools.grading.repair)."""
         return self.root / '.grading' / 'submitted'
 
     @property
@@ -84,6 +84,15 @@ class Course:
         if (own / '__init__.py').is_file() and own.resolve() != imported:
             return imported.parent
         return None
+
+
+def checks_modules(assignment) -> list:
+    """The checks module of `assignment` (`coursetools.checks.<assignment>`), for the checker to warm up; every
+    assignment's when none has that name."""
+    import pkgutil
+    import coursetools.checks
+    names = [m.name for m in pkgutil.iter_modules(coursetools.checks.__path__) if m.name != 'calls']
+    return [f'coursetools.checks.{name}' for name in ([assignment] if assignment in names else names)]
 
 
 def _students_in(folder: Path, assignment) -> list:

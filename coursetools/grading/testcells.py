@@ -1,7 +1,7 @@
 """Test cells judged by the trusted checker, for `SandboxedExecute` (a mixin of it).
 
 A notebook's test cells never run in its kernel: each runs in the notebook's own checker session (a process
-forked for this notebook alone, `coursetools.checker_host`), in the order the checker gives (the assignment's
+forked for this notebook alone, `coursetools.judge.checker_host`), in the order the checker gives (the assignment's
 released order, never the notebook's), and the graded functions there are proxies whose calls this executor
 performs in the kernel through the kernel agent, bringing back JSON text that only the checker reads. Anything
 unexpected during a call ends the kernel and the session (`channel.channel_broken`); the next test cell gets a
@@ -17,9 +17,12 @@ from typing import Optional
 
 from nbformat.notebooknode import NotebookNode
 
-from coursetools import answers, kernel_agent
-from coursetools.channel import KernelGone, cap_error, channel_broken, error_output, mb
-from coursetools.checker_host import CheckerError, CheckerServer, TrustedCells
+from coursetools.judge import answers
+
+from coursetools.sandbox import kernel_agent
+from coursetools.grading.channel import KernelGone, cap_error, channel_broken, error_output, mb
+from coursetools.judge.checker_host import CheckerError, CheckerServer, TrustedCells
+from coursetools.grading.course import checks_modules
 
 # The agent arrives as a user expression of an empty execute request (evaluated as it is, never through IPython's
 # cell machinery: input transformers, hooks, history); calls then travel as comm messages.
@@ -57,7 +60,7 @@ class TestCellsInChecker:
         cells in. `done`: test cells an earlier session of this notebook ran."""
         loop = asyncio.get_running_loop()
         if self.checker_server is None:      # plain nbgrader: one server per process, shared by its executors
-            self.checker_server = CheckerServer.shared(trusted.assignment)
+            self.checker_server = CheckerServer.shared(trusted.assignment, checks_modules(trusted.assignment))
         self._end_session()
         self._trusted = trusted
         self.session = await loop.run_in_executor(None, self.checker_server.session)

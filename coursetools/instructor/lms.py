@@ -1,6 +1,6 @@
 """Import an LMS's "download all submissions" zip into nbgrader's submitted/ folder.
 
-    python -m coursetools.lms ZIP --assignment noughts_and_crosses [--mapping map.csv] [--course DIR]
+    python -m coursetools.instructor.lms ZIP --assignment noughts_and_crosses [--mapping map.csv] [--course DIR]
                               [--replace] [--timezone Europe/London] [--dry-run]
     make grade SUBMISSIONS=path/to/lms-download.zip [MAPPING=map.csv]
 
@@ -44,7 +44,7 @@ import unicodedata
 import zipfile
 import zoneinfo
 
-from coursetools.course import Course
+from coursetools.grading.course import Course
 
 TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S.%f UTC'
 MAX_FILE_BYTES = 100 * 1024 ** 2

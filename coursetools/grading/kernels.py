@@ -5,11 +5,11 @@ connection files, the throw-away uid, the environment. A kernel source prepares 
 launches each kernel there:
 
 * `ColdKernels` (the default): every kernel is a new sandboxed Python.
-* `ForkedKernels`: every kernel is forked from a warm fork server in the same sandbox (`coursetools.forkserver`),
+* `ForkedKernels`: every kernel is forked from a warm fork server in the same sandbox (`coursetools.grading.forkserver`),
   which kills and wipes what the last student's kernel left before the next notebook.
 * `PrestartedKernels`: the next notebook's kernel is started while the current one runs.
 
-`make grade` chooses forked kernels (`coursetools.pool`); plain `nbgrader autograde` uses cold ones.
+`make grade` chooses forked kernels (`coursetools.grading.pool`); plain `nbgrader autograde` uses cold ones.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from jupyter_client.launcher import launch_kernel
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any as AnyTrait
 
-from coursetools import sandbox as sbx
+from coursetools.sandbox import bubblewrap as sbx
 
 _serial = itertools.count(1)
 
@@ -127,7 +127,7 @@ class ForkedKernels(ColdKernels):
     name = 'forked'
 
     def __init__(self, executor, folder_name: str, preload=()):
-        from coursetools import forkserver
+        from coursetools.grading import forkserver
         sbx.require_sandbox()
         self.limits = executor.limits()
         self.folder_name = folder_name
@@ -143,7 +143,7 @@ class ForkedKernels(ColdKernels):
 
     def live(self):
         """The fork server, started (again) if it is not running."""
-        from coursetools import forkserver
+        from coursetools.grading import forkserver
         with self.lock:
             if self.server is None or not self.server.alive:
                 if self.server is not None:
@@ -157,7 +157,7 @@ class ForkedKernels(ColdKernels):
             return self.server
 
     async def prepare(self, executor, submission: str) -> KernelPlace:
-        from coursetools.forkserver import ForkServerError
+        from coursetools.grading.forkserver import ForkServerError
         loop = asyncio.get_running_loop()
         for attempt in (1, 2):        # a server the last student's kernel froze or killed is replaced
             try:
@@ -171,7 +171,7 @@ class ForkedKernels(ColdKernels):
         return KernelPlace(True, server.workdir, server.conn_root, server.inner_workdir, server.uid, self.env)
 
     async def launch(self, place, cmd, connection, log, limits):
-        from coursetools.forkserver import ForkServerError
+        from coursetools.grading.forkserver import ForkServerError
         if 'ipykernel_launcher' not in cmd:
             raise RuntimeError(f'the kernel fork server runs ipykernel kernels only, not {cmd}')
         argv = cmd[cmd.index('ipykernel_launcher') + 1:]

@@ -4,7 +4,7 @@ No student code ever runs in this process. The student's cells run in their sand
 (visible asserts and hidden checks alike) run here, in a namespace built from the instructor's own locked cells
 (the gradebook's copies), where each of the notebook's graded functions is a `Proxy`: calling it asks the
 kernel to call the student's function and brings back what it returned and printed, as plain data
-(`coursetools.answers`). So a student's code can change anything in its own process, IPython included, and
+(`coursetools.judge.answers`). So a student's code can change anything in its own process, IPython included, and
 still only answer questions; the marks are decided here.
 
 Nothing a student touched is reused: the process started by the host (`checker_host.CheckerServer`) imports
@@ -30,8 +30,8 @@ import struct
 import sys
 import traceback
 
-from coursetools import answers
-from coursetools.checker_plan import answer_table, needed_tables, order_of_tests, tested_function
+from coursetools.judge import answers
+from coursetools.judge.checker_plan import answer_table, needed_tables, order_of_tests, tested_function
 
 SESSION_KEY = '__course_checker_session__'
 STREAM_LIMIT = 200 * 1024        # characters of a test cell's printed output kept
@@ -451,15 +451,13 @@ def _limit_memory():
 
 # --- the process ------------------------------------------------------------------------------------------------
 
-def warm_up(assignment=None):
-    """Import the assignment's checks (every assignment's, if None or unknown) and let them compute their tables
-    and the answers the kernel may be given, once per process (the sessions forked from it inherit them)."""
+def warm_up(modules=()):
+    """Import the checks modules named (the grading side names them: the judge imports no checks of its own) and
+    let them compute their tables and the answers the kernel may be given, once per process (the sessions
+    forked from it inherit them)."""
     import importlib
-    import pkgutil
-    import coursetools.checks
-    names = [module.name for module in pkgutil.iter_modules(coursetools.checks.__path__)]
-    for name in [assignment] if assignment in names else names:
-        checks = importlib.import_module(f'coursetools.checks.{name}')
+    for name in modules:
+        checks = importlib.import_module(name)
         if callable(getattr(checks, 'warm_up', None)):
             checks.warm_up()
         for reference, arguments in getattr(checks, 'KERNEL_ANSWERS', {}).values():
@@ -491,11 +489,11 @@ def serve_session(host_in, host_out):
 
 
 def main():
-    """The checker server: warm up for the assignment in argv[2] (if given), then fork a session for every
+    """The checker server: warm up the checks modules named in argv[2:], then fork a session for every
     connection to the socket at argv[1]; stop when the host closes stdin."""
     control = os.fdopen(os.dup(1), 'wb', buffering=0)
     os.dup2(2, 1)             # stray prints go to the log, never into a protocol
-    warm_up(sys.argv[2] if len(sys.argv) > 2 else None)
+    warm_up(sys.argv[2:])
     path = sys.argv[1]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -524,5 +522,5 @@ def main():
 
 
 if __name__ == '__main__':
-    from coursetools.checker import main as main_of_the_module     # one module object: isinstance works
+    from coursetools.judge.checker import main as main_of_the_module     # one module object: isinstance works
     main_of_the_module()

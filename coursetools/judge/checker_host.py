@@ -1,4 +1,4 @@
-"""The executor's side of the trusted checker (`coursetools.checker`): what a notebook's test cells are, and the
+"""The executor's side of the trusted checker (`coursetools.judge.checker`): what a notebook's test cells are, and the
 checker processes that run them (a warm server per slot, a forked session per notebook).
 
 `TrustedCells` is read from the gradebook, never from the submission: the test cells' sources (hidden checks
@@ -20,8 +20,10 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from coursetools import checker, checker_plan
-from coursetools.sandbox import stop_process
+from coursetools.judge import checker
+
+from coursetools.judge import checker_plan
+from coursetools.sandbox.bubblewrap import stop_process
 
 READY_TIMEOUT = 60
 
@@ -71,8 +73,9 @@ class CheckerServer:
     """The warm checker process of one slot (or one executor): it forks a fresh `CheckerSession` for every
     notebook, so that nothing one student's answers reached is ever used for another."""
 
-    def __init__(self, log_path=None, assignment=''):
-        self.log_path, self.assignment = log_path, assignment
+    def __init__(self, log_path=None, assignment='', warm=()):
+        """`warm`: the checks modules the server imports and warms up before its first session."""
+        self.log_path, self.assignment, self.warm = log_path, assignment, list(warm)
         self.process = None
         self.folder = None
         self.lock = threading.Lock()
@@ -83,8 +86,8 @@ class CheckerServer:
         self.folder = tempfile.mkdtemp(prefix='checker-')
         log = open(self.log_path, 'ab') if self.log_path else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.checker import main; main()',
-                                             self.socket_path, self.assignment or ''],
+            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.judge.checker import main; main()',
+                                             self.socket_path, *self.warm],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=log, env=env, bufsize=0)
         finally:
@@ -103,11 +106,11 @@ class CheckerServer:
     _shared: dict = {}
 
     @classmethod
-    def shared(cls, assignment):
+    def shared(cls, assignment, warm=()):
         """This process's server for `assignment` (stopped when the process ends): plain `nbgrader autograde`
         makes an executor per notebook, and the sessions, not the server, are what a notebook must not share."""
         if assignment not in cls._shared:
-            cls._shared[assignment] = cls(assignment=assignment)
+            cls._shared[assignment] = cls(assignment=assignment, warm=warm)
         return cls._shared[assignment]
 
     @classmethod

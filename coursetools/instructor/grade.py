@@ -1,15 +1,15 @@
 """`make grade`: release, autograde, feedback and export for every assignment that has submissions, then a table
 of marks per task, the reports, and how long each phase took.
 
-    python -m coursetools.grade [ASSIGNMENT ...] [--course DIR] [--sequential] [--scheduler ADDR] [--workers N]
+    python -m coursetools.instructor.grade [ASSIGNMENT ...] [--course DIR] [--sequential] [--scheduler ADDR] [--workers N]
                                 [--kernels forked|prestarted|cold] [--db URL] [--student ID ...]
                                 [--SomeNbgraderClass.setting=value ...]
 
 The course is the current folder (or --course). Release, feedback and export are nbgrader's own commands, as an
-instructor would type them there (run in this process, feedback spread over the cores: `coursetools.commands`);
+instructor would type them there (run in this process, feedback spread over the cores: `coursetools.instructor.commands`);
 autograde runs nbgrader's own steps with the notebooks executed in parallel
-(`coursetools.grading`), or, with --sequential, plain `nbgrader autograde`. Either way the test cells are judged
-by the trusted checker (`coursetools.checker`).
+(`coursetools.grading.run`), or, with --sequential, plain `nbgrader autograde`. Either way the test cells are judged
+by the trusted checker (`coursetools.judge.checker`).
 """
 from __future__ import annotations
 
@@ -20,10 +20,20 @@ import re
 import sys
 import time
 
-from coursetools import commands, democlass, marks, pool, repair, sandbox
-from coursetools.course import Course
-from coursetools.grading import NoWorkerCanGrade
-from coursetools.progress import Phases
+from coursetools.instructor import commands
+
+from coursetools.instructor import democlass
+
+from coursetools.instructor import marks
+
+from coursetools.grading import pool
+
+from coursetools.grading import repair
+
+from coursetools.sandbox import bubblewrap as sandbox
+from coursetools.grading.course import Course
+from coursetools.grading.run import NoWorkerCanGrade
+from coursetools.grading.progress import Phases
 
 
 def check_sandbox():
@@ -52,7 +62,7 @@ def start_workers(course, assignment, db=None, options=(), sequential=False, **s
     `sequential`. `settings`: those of `grading.start`."""
     if sequential:
         return None
-    from coursetools import grading
+    from coursetools.grading import run as grading
     return grading.start(assignment, db_url=db, submitted_dir=course.staging, options=options, **settings)
 
 
@@ -97,11 +107,11 @@ def sequential_autograde(course, assignment, notes, db, options):
 def static_notes(course, assignment, db=None):
     """{student: notes} after `--sequential` (plain nbgrader, in its own process): the locked cells each staged
     submission changed or deleted, and what the student's code in the autograded notebook does to the grader
-    (`coursetools.tampering`, as the parallel run's pipeline decides them)."""
+    (`coursetools.judge.tampering`, as the parallel run's pipeline decides them)."""
     import nbformat
 
-    from coursetools import tampering
-    from coursetools.pipeline import CourseCells
+    from coursetools.judge import tampering
+    from coursetools.grading.pipeline import CourseCells
     found, cells = {}, {}
     for graded in sorted(course.root.glob(f'autograded/*/{assignment}/*.ipynb')):
         student, name = graded.parent.parent.name, graded.stem
@@ -246,7 +256,7 @@ def peak_memory_mb():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog='python -m coursetools.grade', description=__doc__,
+    parser = argparse.ArgumentParser(prog='python -m coursetools.instructor.grade', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('assignment', nargs='*', help='assignment ids (default: every assignment in source/)')
     parser.add_argument('--course', help='the course folder (default: the current folder)')

@@ -6,7 +6,7 @@ and nbgrader's imports each time (about 3 s per command). `Feedback` spreads `ge
 cores: nbgrader converts one notebook at a time, and a graded notebook's HTML costs about 0.4 s.
 `run_separately` is the plain command in a process of its own (used by `--sequential`).
 
-    python -m coursetools.commands      # a helper of `Feedback`, started by it (not for typing)
+    python -m coursetools.instructor.commands      # a helper of `Feedback`, started by it (not for typing)
 """
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ def run(course, command, *args, db=None):
 def _run_app(command, argv):
     """(exit code, log) of nbgrader's app for `command`, run here, with the speed-ups `c.Grading` turns on."""
     import nbgrader.apps
-    from coursetools import adapters
-    from coursetools.grading import Grading
+    from coursetools.grading import adapters
+    from coursetools.grading.run import Grading
     log = io.StringIO()
     try:
         with contextlib.redirect_stderr(log), contextlib.redirect_stdout(log):
@@ -177,10 +177,10 @@ class Feedback:
 
 
 class _StartedHelper:
-    """A `python -m coursetools.commands` process: one share, then it exits."""
+    """A `python -m coursetools.instructor.commands` process: one share, then it exits."""
 
     def __init__(self, course):
-        self.process = subprocess.Popen([sys.executable, '-m', 'coursetools.commands'], cwd=course.root, env=_env(),
+        self.process = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.commands'], cwd=course.root, env=_env(),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         text=True)
 
@@ -216,7 +216,7 @@ class ForkedHelpers:
 
     def __init__(self, feedback, spare):
         import nbgrader.apps  # noqa: F401  (what the feedback helpers need, imported once, here)
-        from coursetools import adapters  # noqa: F401
+        from coursetools.grading import adapters  # noqa: F401
         helpers = self.all = []
         sys.stdout.flush()
         sys.stderr.flush()
@@ -255,7 +255,7 @@ class ForkedHelpers:
     def get_ready(self):
         """Let the spare helper import what the report needs (matplotlib), while the last notebooks run."""
         if self.spare is not None:
-            self.spare.ask(['import', 'coursetools.report'])
+            self.spare.ask(['import', 'coursetools.instructor.report'])
 
     def close(self):
         for helper in self.all:
@@ -316,7 +316,7 @@ class _ForkedHelper:
 
 
 class Report:
-    """reports/<assignment>.html (`coursetools.report`), written by the spare forked helper while this process
+    """reports/<assignment>.html (`coursetools.instructor.report`), written by the spare forked helper while this process
     writes feedback, or by this process when `path` is asked for."""
 
     def __init__(self, course, assignment, db_url, helpers=None):
@@ -330,12 +330,12 @@ class Report:
         outcome = helper.result() if helper is not None else None
         if outcome is not None and outcome[0] == 0:
             return pathlib.Path(outcome[1])
-        from coursetools import report        # not written (no helper, or it failed): here, failing as it fails
+        from coursetools.instructor import report        # not written (no helper, or it failed): here, failing as it fails
         return report.write_report(*self.job)
 
 
 def _write_report(course_root, assignment, db_url):
-    from coursetools import report
+    from coursetools.instructor import report
     try:
         return 0, str(report.write_report(course_root, assignment, db_url))
     except Exception:

@@ -1,0 +1,2 @@
+"""The instructor's tools: `grade` (what `make grade` runs), the LMS import, the HTML report, the marks table and
+grades.csv, the demo class. The top of the tree: may import any other folder, and nothing imports it."""
