@@ -73,8 +73,9 @@ class CpuByProcess:
              ('coursetools.instructor.commands', 'feedback helpers'), ('coursetools.instructor.grade', 'grading process'),
              ('-m nbgrader', 'nbgrader processes'))
 
-    def __init__(self, sample=False):
-        self.sample = sample
+    def __init__(self, sample=False, within=None):
+        """`within`: a pid; only it and its descendants are sampled (a test among others on the machine)."""
+        self.sample, self.within = sample, within
 
     def __enter__(self):
         self.kinds, self.cpu, self.busy = {}, {}, busy_cpu()
@@ -87,21 +88,33 @@ class CpuByProcess:
     def _sample(self):
         tick = os.sysconf('SC_CLK_TCK')
         live = {}                                       # pid -> kind, of the processes seen in this pass
+        family = {str(self.within)}
         while True:
-            seen, live = live, {}
+            seen, live, stats = live, {}, {}
             for pid in filter(str.isdigit, os.listdir('/proc')):
                 try:
                     with open(f'/proc/{pid}/stat') as f:
                         stat = f.read()
-                    fields = stat[stat.rindex(')') + 2:].split()
-                    key = (pid, fields[19])             # a pid with its start time: one process
-                    if self.kinds.get(key) is None:     # not known yet (an ended process has no command line)
-                        with open(f'/proc/{pid}/cmdline', 'rb') as f:
-                            command = f.read().replace(b'\0', b' ').decode(errors='replace')
-                        parent = live.get(fields[1], seen.get(fields[1]))
-                        self.kinds[key] = self.kind_of(command, parent)
+                    stats[pid] = stat[stat.rindex(')') + 2:].split()
                 except OSError:
                     continue
+            if self.within is not None:
+                while True:
+                    more = {pid for pid, fields in stats.items() if fields[1] in family} - family
+                    if not more:
+                        break
+                    family |= more
+                stats = {pid: fields for pid, fields in stats.items() if pid in family}
+            for pid, fields in stats.items():
+                key = (pid, fields[19])                 # a pid with its start time: one process
+                if self.kinds.get(key) is None:         # not known yet (an ended process has no command line)
+                    try:
+                        with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                            command = f.read().replace(b'\0', b' ').decode(errors='replace')
+                    except OSError:
+                        continue
+                    parent = live.get(fields[1], seen.get(fields[1]))
+                    self.kinds[key] = self.kind_of(command, parent)
                 live[pid] = self.kinds[key]
                 self.cpu[key] = (int(fields[11]) + int(fields[12])) / tick
             if self.done.wait(0.2):

@@ -51,11 +51,43 @@ def no_checker_server_outlives_its_module():
     CheckerServer.close_shared()
 
 
+# `make test` runs the modules in parallel (pytest-xdist, --dist loadgroup): a module's tests stay on one worker
+# (its module fixtures are made once), and modules that share a session fixture share a worker too.
+SHARED_WORKER = {'test_postgres': 'test_demo_class'}      # both read the demo class graded once (graded_class)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        module = item.module.__name__.rpartition('.')[2]
+        item.add_marker(pytest.mark.xdist_group(SHARED_WORKER.get(module, module)))
+
+
 @pytest.fixture(scope='session', autouse=True)
 def widget_beside_the_source_notebooks():
-    """source/<assignment>/minimax_widget/ is made (by `make release`, `make grade`, here), never committed."""
+    """source/<assignment>/minimax_widget/ is made (by `make release`, `make grade`, here), never committed; one
+    test process at a time makes it (the others wait for it)."""
+    import fcntl
     from coursetools.grading.course import Course
-    Course(ROOT).copy_widget_beside_notebooks()
+    with open(ROOT / '.widget-copy.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        Course(ROOT).copy_widget_beside_notebooks()
+
+
+def descendants(pid=None) -> set:
+    """Pids of the processes below `pid` (this test process by default): what a test started, not what another
+    test process (pytest-xdist runs several) did."""
+    parents = {}
+    for entry in os.listdir('/proc'):
+        try:
+            stat = open(f'/proc/{entry}/stat').read()
+            parents[int(entry)] = int(stat[stat.rindex(')') + 2:].split()[1])
+        except (OSError, ValueError):
+            continue
+    found, more = set(), {pid or os.getpid()}
+    while more:
+        more = {child for child, parent in parents.items() if parent in more} - found
+        found |= more
+    return found
 
 
 def run_grade(course, *args):

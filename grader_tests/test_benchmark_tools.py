@@ -1,5 +1,6 @@
 """The grading benchmark's own arithmetic (benchmarks/grading_benchmark.py), on timelines worked out by hand, and its
 sorting of processes by kind."""
+import os
 import subprocess
 import sys
 
@@ -38,8 +39,8 @@ def test_forked_feedback_helpers_are_told_from_the_grading_process():
     assert CpuByProcess.kind_of('python -m coursetools.instructor.grade noughts_and_crosses', 'grading process') == \
         'feedback helpers'
     assert CpuByProcess.kind_of('python -m coursetools.instructor.commands', 'grading process') == 'feedback helpers'
-    assert CpuByProcess.kind_of('python -c from coursetools.judge.checker import main', 'grading process') == 'checkers'
-    with CpuByProcess(sample=True) as cpu:
+    assert CpuByProcess.kind_of('python -c from coursetools.judge.checker_server import main', 'grading process') == 'checkers'
+    with CpuByProcess(sample=True, within=os.getpid()) as cpu:
         subprocess.run([sys.executable, '-c', GRADING_PROCESS_THAT_FORKS], check=True)
     kinds = list(cpu.kinds.values())
     assert kinds.count('grading process') == 1 and kinds.count('feedback helpers') == 1

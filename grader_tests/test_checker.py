@@ -44,11 +44,11 @@ def test_a_helper_whose_tests_have_not_run_is_left_as_the_students_own():
 
 
 def test_checks_that_spin_are_stopped_at_their_cpu_limit_with_a_message():
-    code = ('import signal\nfrom coursetools.judge import checker\n'
-            'checker.CPU_SECONDS_PER_CELL = 1\n'
-            'signal.signal(signal.SIGXCPU, checker._over_cpu_time)\n'
+    code = ('import signal\nfrom coursetools.judge import checker, checker_server\n'
+            'checker_server.CPU_SECONDS_PER_CELL = 1\n'
+            'signal.signal(signal.SIGXCPU, checker_server._over_cpu_time)\n'
             "session = checker.Session(None, None, {'graded': [], 'helpers': [], 'tests': {}})\n"
-            'checker._limit_cpu_for_a_cell()\n'
+            'checker_server._limit_cpu_for_a_cell()\n'
             "print(session.run('slow', 'while True:\\n    pass')[-1]['ename'])\n")
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == 'CheckerLimitError', result.stderr[-2000:]

@@ -10,6 +10,7 @@ from jupyter_client.connect import write_connection_file
 from conftest import needs_sandbox
 from coursetools.grading import forkserver
 from coursetools.sandbox import bubblewrap as sbx
+from coursetools.sandbox import workdir
 
 pytestmark = needs_sandbox
 
@@ -30,7 +31,7 @@ def server(tmp_path):
 
 def give(server, path):
     if server.uid is not None:
-        sbx.chown_tree(path, server.uid)
+        workdir.chown_tree(path, server.uid)
 
 
 def run(server, code, files=(), wipe=True, dies=False, waits=True):

@@ -11,7 +11,7 @@ import time
 import nbformat
 import pytest
 
-from conftest import copy_course
+from conftest import copy_course, descendants
 from coursetools.grading import run as grading
 from coursetools.grading import pool
 from coursetools.grading import progress
@@ -96,14 +96,16 @@ def test_parallel_marks_are_identical_to_plain_nbgrader(released, tmp_path, monk
 
 def slot_processes():
     """Pids of the grading slots' fork servers and checkers (Pythons; not the bubblewrap around them)."""
-    found = []
+    found, mine = [], descendants()
     for entry in os.listdir('/proc'):
+        if not entry.isdigit() or int(entry) not in mine:
+            continue
         try:
             argv = open(f'/proc/{entry}/cmdline', 'rb').read().split(b'\0')
         except OSError:
             continue
         if entry.isdigit() and os.path.basename(argv[0]).startswith(b'python') and any(
-                b'fork_server.py' in arg or b'coursetools.judge.checker import main' in arg for arg in argv):
+                b'fork_server.py' in arg or b'coursetools.judge.checker_server import main' in arg for arg in argv):
             found.append(int(entry))
     return found
 

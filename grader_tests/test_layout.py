@@ -113,3 +113,30 @@ def test_no_import_circle_in_the_course_package():
 
     for name in sorted(graph):
         visit(name, [])
+
+
+def test_no_name_is_used_that_is_not_defined():
+    """A moved function leaves no caller behind (pyflakes' undefined names over the whole package)."""
+    import pyflakes.api
+    import pyflakes.messages
+    import pyflakes.reporter
+
+    class Collect(pyflakes.reporter.Reporter):
+        def __init__(self):
+            super().__init__(None, None)
+            self.found = []
+
+        def flake(self, message):
+            if isinstance(message, (pyflakes.messages.UndefinedName, pyflakes.messages.UndefinedExport,
+                                    pyflakes.messages.UndefinedLocal)):
+                self.found.append(str(message))
+
+        def unexpectedError(self, filename, message):
+            self.found.append(f'{filename}: {message}')
+
+        def syntaxError(self, filename, message, *rest):
+            self.found.append(f'{filename}: {message}')
+
+    reporter = Collect()
+    pyflakes.api.checkRecursive([str(PACKAGE)], reporter)
+    assert reporter.found == []

@@ -208,8 +208,7 @@ def test_a_broken_channel_is_reported_for_its_notebook_alone(trust_class):
 def course_lines():
     """Lines of the course's own code and of the hidden tests, long enough to be recognised anywhere."""
     lines = set()
-    for path in list((ROOT / 'coursetools' / 'checks').glob('*.py')) + [ROOT / 'coursetools' / 'oracle.py',
-                                                                         ROOT / 'coursetools' / 'analysis.py']:
+    for path in [*(ROOT / 'coursetools' / 'checks').glob('*.py'), *(ROOT / 'coursetools' / 'game').glob('*.py')]:
         lines.update(line.strip() for line in path.read_text().splitlines())
     source = nbformat.read(ROOT / 'source' / ASSIGNMENT / NOTEBOOK, as_version=4)
     for cell in source.cells:

@@ -1,7 +1,7 @@
 """Hidden checks for the `alpha_beta` assignment (the second workbook: counting, alpha-beta, memoization,
 depth limits and game analysis).
 
-Same rules as coursetools.checks.noughts_and_crosses, whose helpers this module reuses:
+Same rules as coursetools.checks.noughts_and_crosses, whose references and warm-up this module reuses:
 
 * `isolate` makes one mistake cost one task: while one function is tested, the functions it may use are correct
   versions (`KERNEL_CONTEXT`: last week's given functions, and `evaluate` for `score_depth`), and any other
@@ -17,83 +17,36 @@ Every check raises AssertionError with a message naming the board it failed on.
 import math
 
 from coursetools.game import analysis
-
+from coursetools.game import oracle
 from coursetools.judge import answers
 from coursetools.judge import checker
-
-from coursetools.game import oracle
 from coursetools.checks import calls
 from coursetools.checks import noughts_and_crosses as base
-from coursetools.checks.noughts_and_crosses import _as_move, _call, _each, picture
+from coursetools.checks.boards import as_board, as_move, each, picture
+from coursetools.checks.isolation import MISSING, clear_student_cache, memoized, replace_until_cell_ends
+from coursetools.checks.noughts_and_crosses import warm_up      # the checker's: the same tables serve both
+from coursetools.checks.positions import finished_positions, unfinished_sample
+from coursetools.checks.references import (every_board, every_position, reachable_from, reference_alphabeta,
+                                           reference_canonical, reference_count_games, reference_lines,
+                                           reference_reachable, reference_score_counted, reference_score_depth,
+                                           reference_score_memo)
 
 GIVEN = ('print_state', 'score_end', 'play', 'moves', 'score', 'other')
 FUNCTIONS = ('score_counted', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games', 'reachable',
              'canonical')
 MEMOIZED = ('score_counted', 'score_depth', 'count_games')
-_MISSING = object()
 INF = math.inf
 
 
 # --- reference versions, used while another function is under test -------------------------------------
-
-def _best_move(board, player):
-    best = oracle.optimal_moves(board, player)
-    return best[0] if best else None
-
-
-def reference_score_counted(state, player):
-    return oracle.value(state, player), _best_move(state, player), oracle.search_tree_size(state, player)
-
-
-def reference_alphabeta(state, player, alpha, beta):
-    return oracle.value(state, player), _best_move(state, player)
-
-
-def reference_score_memo(state, player, known):
-    result = (oracle.value(state, player), _best_move(state, player))
-    known[state] = result
-    return result
-
-
-def reference_score_depth(state, player, depth):
-    value = analysis.depth_value(state, player, depth)
-    if oracle.outcome(state) is not None or depth == 0:
-        return value, None
-    for row, col in oracle.empty_cells(state):
-        if analysis.depth_value(oracle.place(state, row, col, player), oracle.other(player), depth - 1) == value:
-            return value, (row, col)
-
-
-def reference_count_games(state, player):
-    games = oracle.count_games(state, player)
-    return games['x'], games['o'], games['draw']
-
-
-def reference_reachable(state, player):
-    return _reachable(state, player)
-
-
-def reference_canonical(state):
-    return min(analysis.images(state))
-
 
 REFERENCE = dict(base.REFERENCE, other=oracle.other, score_counted=reference_score_counted,
                  alphabeta=reference_alphabeta, score_memo=reference_score_memo, evaluate=analysis.evaluation,
                  score_depth=reference_score_depth, count_games=reference_count_games,
                  reachable=reference_reachable, canonical=reference_canonical)
 
-
-def _every_position():
-    return [(board,) for board in oracle.reachable_positions()]
-
-
-def reference_lines(state):
-    cells = oracle.flat(state)
-    return [tuple(cells[i] for i in line) for line in oracle.LINES]
-
-
 KERNEL_ANSWERS = dict(base.KERNEL_ANSWERS, other=(oracle.other, lambda: [('x',), ('o',)]),
-                      lines=(reference_lines, _every_position), evaluate=(analysis.evaluation, base._every_board))
+                      lines=(reference_lines, every_position), evaluate=(analysis.evaluation, every_board))
 _SEARCH = ('score_end', 'moves', 'play', 'other')
 KERNEL_CONTEXT = {
     'score_counted': {'replace': _SEARCH, 'memoize': {'score_counted': 'isolated'}},
@@ -121,11 +74,11 @@ def isolate(namespace, testing):
         session.override({'count_calls': notebook_count_calls})
         return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_ANSWERS, REFERENCE)
     replacements = {name: REFERENCE[name] for name in GIVEN + FUNCTIONS if name != testing}
-    own = namespace.get(testing, _MISSING)
+    own = namespace.get(testing, MISSING)
     if testing in MEMOIZED and callable(own):
-        base._clear_student_cache(own)
-        replacements[testing] = base.memoized(own, 'alpha_beta')
-    return base.replace_until_cell_ends(namespace, replacements)
+        clear_student_cache(own)
+        replacements[testing] = memoized(own, 'alpha_beta')
+    return replace_until_cell_ends(namespace, replacements)
 
 
 def count_calls(function, name, *args):
@@ -139,32 +92,7 @@ def notebook_count_calls(function, *args):
     return calls.count_calls(function, function.__name__, picture, *args)
 
 
-# --- positions used by the checks -------------------------------------------------------------------------
-
-def unfinished_sample():
-    return base.unfinished_sample()
-
-
-def warm_up():
-    """See `noughts_and_crosses.warm_up`."""
-    base.warm_up()
-
-
-def finished_positions():
-    return base.finished_positions()
-
-
-def _reachable(state, player):
-    seen, stack = set(), [(state, player)]
-    while stack:
-        board, mark = stack.pop()
-        if board in seen:
-            continue
-        seen.add(board)
-        if oracle.outcome(board) is None:
-            stack.extend((oracle.place(board, r, c, mark), oracle.other(mark)) for r, c in oracle.empty_cells(board))
-    return seen
-
+# --- helpers of the checks -------------------------------------------------------------------------------
 
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -176,7 +104,7 @@ def _pair(got, call):
 
 
 def _check_move(move, board, player, call, best):
-    cell = _as_move(move)
+    cell = as_move(move)
     where = f'{call} chose the move {move!r} for\n{picture(board)}\n'
     assert cell is not None, f'{where}but a move must be a (row, col) tuple of two integers'
     assert cell in oracle.empty_cells(board), f'{where}but that is not an empty cell'
@@ -204,14 +132,14 @@ def _triple(got, call):
 
 def score_counted_values(score_counted):
     finished = [(board, player) for board in finished_positions()[::5] for player in 'xo']
-    for (board, player), got in _each(score_counted, 'score_counted', finished, first=calls.QUICK):
+    for (board, player), got in each(score_counted, 'score_counted', finished, first=calls.QUICK):
         call = f'score_counted(board, {player!r})'
         value, move, _ = _triple(got, call)
         expected = oracle.outcome(board)
         assert move is None and _is_number(value) and value == expected, (
             f'The game is over, so {call} should return ({expected}, None, 1), not ({value!r}, {move!r}, ...) '
             f'for\n{picture(board)}')
-    for (board, player), got in _each(score_counted, 'score_counted',
+    for (board, player), got in each(score_counted, 'score_counted',
                                       _to_move(unfinished_sample() + [oracle.EMPTY_BOARD])):
         call = f'score_counted(board, {player!r})'
         value, move, _ = _triple(got, call)
@@ -222,12 +150,12 @@ def score_counted_values(score_counted):
 
 
 def score_counted_positions(score_counted):
-    for (board, player), got in _each(score_counted, 'score_counted', _to_move(finished_positions()[::5]),
+    for (board, player), got in each(score_counted, 'score_counted', _to_move(finished_positions()[::5]),
                                       first=calls.QUICK):
         *_, count = _triple(got, 'score_counted')
         assert count == 1, (f'score_counted counted {count!r} positions on a finished board; it visits just that '
                             f'one board, so the count is 1:\n{picture(board)}')
-    for (board, player), got in _each(score_counted, 'score_counted',
+    for (board, player), got in each(score_counted, 'score_counted',
                                       _to_move(unfinished_sample() + [oracle.EMPTY_BOARD])):
         call = f'score_counted(board, {player!r})'
         *_, count = _triple(got, call)
@@ -244,7 +172,7 @@ def _alphabeta_sample():
 
 
 def alphabeta_values(alphabeta):
-    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(finished_positions()[::5], -INF, INF),
+    for (board, player, *_), got in each(alphabeta, 'alphabeta', _to_move(finished_positions()[::5], -INF, INF),
                                           first=calls.QUICK):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
         value, move = _pair(got, call)
@@ -252,7 +180,7 @@ def alphabeta_values(alphabeta):
         assert move is None and _is_number(value) and value == expected, (
             f'The game is over, so {call} should return ({expected}, None), not ({value!r}, {move!r}), for\n'
             f'{picture(board)}')
-    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
+    for (board, player, *_), got in each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
         value, _ = _pair(got, call)
         expected = oracle.value(board, player)
@@ -261,7 +189,7 @@ def alphabeta_values(alphabeta):
 
 
 def alphabeta_moves(alphabeta):
-    for (board, player, *_), got in _each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
+    for (board, player, *_), got in each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
         _, move = _pair(got, call)
         _check_move(move, board, player, call, oracle.optimal_moves(board, player))
@@ -301,7 +229,7 @@ def alphabeta_count(alphabeta):
 def score_memo_values(score_memo):
     boards = [oracle.EMPTY_BOARD] + unfinished_sample() + finished_positions()[::5]
     known = answers.Shared('known')
-    for (board, player, _), got in _each(score_memo, 'score_memo', _to_move(boards, known)):
+    for (board, player, _), got in each(score_memo, 'score_memo', _to_move(boards, known)):
         call = f'score_memo(board, {player!r}, known)'
         value, move = _pair(got, call)
         expected = oracle.value(board, player)
@@ -328,7 +256,7 @@ def score_memo_table(score_memo):
 # --- task 4: evaluate and score_depth ---------------------------------------------------------------------
 
 def evaluate_open_lines(evaluate):
-    for (board,), got in _each(evaluate, 'evaluate', [(board,) for board in oracle.reachable_positions()],
+    for (board,), got in each(evaluate, 'evaluate', [(board,) for board in oracle.reachable_positions()],
                                first=calls.QUICK):
         expected = analysis.evaluation(board)
         assert _is_number(got) and math.isclose(got, expected, abs_tol=1e-9), (
@@ -340,7 +268,7 @@ def evaluate_open_lines(evaluate):
 def score_depth_values(score_depth):
     boards = unfinished_sample()[::6] + finished_positions()[::25] + [oracle.EMPTY_BOARD]
     searches = [(board, oracle.to_move(board), depth) for board in boards for depth in (0, 1, 2, 3)]
-    for (board, player, depth), got in _each(score_depth, 'score_depth', searches):
+    for (board, player, depth), got in each(score_depth, 'score_depth', searches):
         call = f'score_depth(board, {player!r}, {depth})'
         value, move = _pair(got, call)
         expected = analysis.depth_value(board, player, depth)
@@ -371,14 +299,14 @@ def score_depth_wins_and_blocks(score_depth):
             elif len(threats) == 1 and depth == 2:
                 searches.append((board, player, depth))
                 wanted.append(('block', threats))
-    for ((board, player, depth), got), (kind, cells) in zip(_each(score_depth, 'score_depth', searches), wanted):
+    for ((board, player, depth), got), (kind, cells) in zip(each(score_depth, 'score_depth', searches), wanted):
         call = f'score_depth(board, {player!r}, {depth})'
         _, move = _pair(got, call)
         if kind == 'win':
-            assert _as_move(move) in cells, (
+            assert as_move(move) in cells, (
                 f'{call} chose {move!r}, but {player} wins at once with {cells} on\n{picture(board)}')
         else:
-            assert _as_move(move) == cells[0], (
+            assert as_move(move) == cells[0], (
                 f'{call} chose {move!r}, but {oracle.other(player)} threatens to win at {cells[0]}: a search '
                 f'two moves deep should see it and block, on\n{picture(board)}')
 
@@ -387,7 +315,7 @@ def score_depth_wins_and_blocks(score_depth):
 
 def count_games_totals(count_games):
     boards = [oracle.EMPTY_BOARD] + unfinished_sample()[::4] + finished_positions()[::50]
-    for (board, player), got in _each(count_games, 'count_games', _to_move(boards)):
+    for (board, player), got in each(count_games, 'count_games', _to_move(boards)):
         call = f'count_games(board, {player!r})'
         games = oracle.count_games(board, player)
         expected = (games['x'], games['o'], games['draw'])
@@ -410,11 +338,11 @@ def _boards(got, call):
 
 def reachable_positions(reachable):
     starts = [oracle.EMPTY_BOARD] + list(oracle.reachable_positions()[::400])
-    for (board, player), got in _each(reachable, 'reachable', _to_move(starts)):
+    for (board, player), got in each(reachable, 'reachable', _to_move(starts)):
         call = f'reachable(board, {player!r})'
         assert isinstance(got, (set, frozenset)), f'{call} returned a {type(got).__name__}; it must return a set'
         boards = _boards(got, call)
-        expected = _reachable(board, player)
+        expected = reachable_from(board, player)
         missing, extra = sorted(expected - boards), sorted(boards - expected)
         assert not missing and not extra, (
             f'{call} returned {len(boards)} positions; {len(expected)} can be reached (the board itself and '
@@ -423,27 +351,20 @@ def reachable_positions(reachable):
             + (f'Not reachable, e.g.:\n{picture(extra[0])}\n' if extra else '') + f'Starting from\n{picture(board)}')
 
 
-def _as_nested(got):
-    try:
-        return tuple(tuple(row) for row in got)
-    except TypeError:
-        return got
-
-
 def canonical_symmetry(canonical):
     positions = oracle.reachable_positions()
     classes, checked = set(), []
-    for number, ((board,), got) in enumerate(_each(canonical, 'canonical', [(board,) for board in positions],
+    for number, ((board,), got) in enumerate(each(canonical, 'canonical', [(board,) for board in positions],
                                                    first=calls.QUICK)):
-        got = _as_nested(got)
+        got = as_board(got)
         assert got in analysis.images(board), (
             f'canonical returned\n{picture(got)}\nwhich is not a rotation or reflection of\n{picture(board)}')
         classes.add(got)
         if number % 7 == 0:
             checked.extend((board, got, image) for image in analysis.images(board))
-    for (board, got, image), (_, other) in zip(checked, _each(canonical, 'canonical', [(c[2],) for c in checked],
+    for (board, got, image), (_, other) in zip(checked, each(canonical, 'canonical', [(c[2],) for c in checked],
                                                               first=calls.QUICK)):
-        other = _as_nested(other)
+        other = as_board(other)
         assert other == got, (
             f'canonical gives different boards for two rotations or reflections of the same position:\n'
             f'{picture(board)}\ngives\n{picture(got)}\nbut\n{picture(image)}\ngives\n{picture(other)}')

@@ -16,32 +16,26 @@ Two ideas keep marks fair:
   student's own.
 * The student's `score` is memoized while tested, so a slow but correct search is run at most once per
   position; only the perfect game searches the whole tree from the empty board.
+
+Shared with alpha_beta: `isolation` (binding until the cell ends, memoizing), `references` (correct versions),
+`positions` (the samples) and `boards` (pictures in messages, reading answers).
 """
 import functools
-import operator
-import random
 import re
 
 from coursetools.game import oracle
-from coursetools.game import analysis
 from coursetools.judge import checker
 from coursetools.checks import calls
+from coursetools.checks.boards import as_board, as_move, each, picture, shown
+from coursetools.checks.isolation import MISSING, clear_student_cache, memoized, replace_until_cell_ends
+from coursetools.checks.positions import finished_positions, unfinished_sample
+from coursetools.checks.references import every_board, every_move, reference_print_state, reference_score
 
 FUNCTIONS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
-_MISSING = object()
+_as_board = as_board            # the name grader_tests/test_stubs.py uses
 
 
 # --- reference versions, used while another function is under test -------------------------------------
-
-def reference_print_state(state):
-    for row in state:
-        print('|'.join(row))
-
-
-def reference_score(state, player):
-    moves = oracle.optimal_moves(state, player)
-    return oracle.value(state, player), (moves[0] if moves else None)
-
 
 REFERENCE = {
     'print_state': reference_print_state,
@@ -51,23 +45,12 @@ REFERENCE = {
     'score': reference_score,
 }
 
-def _every_board():
-    return [(board,) for board in oracle.all_boards()]
-
-
-def _every_move():
-    """The calls of `play` a search makes on each reachable position: either mark on each empty square, and a
-    space on each taken one (a search that undoes its moves by playing a space back)."""
-    return [(board, row, col, mark) for board in oracle.reachable_positions()
-            for row in range(3) for col in range(3) for mark in ('xo' if board[row][col] == ' ' else ' ')]
-
-
 # Correct functions the kernel may use while another function is tested, given as answers only (name ->
 # (reference, the argument tuples answered)): the checker sends the kernel a table of values, never code.
 KERNEL_ANSWERS = {
-    'score_end': (oracle.outcome, _every_board),
-    'moves': (oracle.empty_cells, _every_board),
-    'play': (oracle.place, _every_move),
+    'score_end': (oracle.outcome, every_board),
+    'moves': (oracle.empty_cells, every_board),
+    'play': (oracle.place, every_move),
 }
 
 # What the kernel may use while each function is tested: correct versions of the functions it needs, names
@@ -84,54 +67,6 @@ KERNEL_CONTEXT = {
 
 # --- isolation --------------------------------------------------------------------------------------------
 
-_score_caches = {}
-
-
-def memoized(function, mode):
-    """`function` with its results remembered per argument tuple (boards as lists or arrays included; other
-    arguments that cannot be hashed pass through).
-
-    One cache per (function, mode): results computed with reference helpers ('isolated') are never reused
-    when the student's own helpers are in play ('own').
-    """
-    cache = _score_caches.setdefault((function, mode), {})
-
-    def remembering(*args, **kwargs):
-        try:
-            key = (args, tuple(sorted(kwargs.items())))
-            hash(key)
-        except TypeError:
-            try:
-                key = (_frozen(args), tuple(sorted(kwargs.items())))
-                hash(key)
-            except TypeError:
-                return function(*args, **kwargs)
-        if key not in cache:
-            cache[key] = function(*args, **kwargs)
-        return cache[key]
-
-    remembering.__wrapped__ = function
-    remembering.__name__ = getattr(function, '__name__', 'score')
-    return remembering
-
-
-def _frozen(value):
-    """A hashable stand-in for an argument that cannot be hashed, so that boards given as lists (or numpy
-    arrays) are remembered too. Container types are part of it: it never equals a hashable argument's key."""
-    if isinstance(value, (list, tuple)):
-        return type(value).__name__, tuple(_frozen(item) for item in value)
-    to_list = getattr(value, 'tolist', None)
-    if callable(to_list) and not isinstance(value, (str, bytes)):
-        return type(value).__name__, _frozen(to_list())
-    return value
-
-
-def _clear_student_cache(function):
-    clear = getattr(function, 'cache_clear', None)
-    if callable(clear):
-        clear()
-
-
 def isolate(namespace, testing):
     """Prepare the test cell's globals for testing one function, until the cell ends.
 
@@ -144,121 +79,25 @@ def isolate(namespace, testing):
     if session is not None:
         own = testing == 'perfect_game'       # the integration task: every function is the student's own
         return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_ANSWERS, {} if own else REFERENCE)
-    own_score = namespace.get('score', _MISSING)
+    own_score = namespace.get('score', MISSING)
     replacements = {} if testing == 'perfect_game' else {
         name: function for name, function in REFERENCE.items() if name != testing}
     if testing in ('score', 'perfect_game') and callable(own_score):
-        _clear_student_cache(own_score)
+        clear_student_cache(own_score)
         replacements['score'] = memoized(own_score, 'own' if testing == 'perfect_game' else 'isolated')
     if testing == 'perfect_game' and callable(namespace.get('print_state')) and callable(
             namespace.get('perfect_game')):
         replacements['print_state'], replacements['perfect_game'] = calls.recording(
             'print_state', namespace['print_state'], during=namespace['perfect_game'])
-    return replace_until_cell_ends(namespace, replacements, then=lambda: _clear_student_cache(own_score))
-
-
-def replace_until_cell_ends(namespace, replacements, then=None):
-    """Bind `replacements` in `namespace` until the current cell ends, then put back what was there (or
-    nothing) and call `then`. Returns the undo function, for use outside IPython."""
-    saved = {name: namespace.get(name, _MISSING) for name in replacements}
-    namespace.update(replacements)
-
-    def restore(*_):
-        for name, value in saved.items():
-            if value is _MISSING:
-                namespace.pop(name, None)
-            else:
-                namespace[name] = value
-        if then:
-            then()
-
-    _run_when_cell_ends(restore)
-    return restore
-
-
-def _run_when_cell_ends(action):
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is None:
-        return
-
-    def once(*args):
-        shell.events.unregister('post_run_cell', once)
-        action()
-
-    shell.events.register('post_run_cell', once)
-
-
-# --- messages ---------------------------------------------------------------------------------------------
-
-def picture(board):
-    """The board drawn as in print_state, indented, followed by its Python literal."""
-    try:
-        rows = ['    ' + '|'.join(row) for row in board]
-    except TypeError:
-        rows = []
-    return '\n'.join(rows + ['    ' + repr(board)])
-
-
-def _call(function, name, *args):
-    return calls.call(function, name, picture, *args)
-
-
-def _each(function, name, arguments, first=8):
-    """(arguments, value) for each argument tuple, values fetched as they are needed (`first`: see
-    `calls.outcomes`); a call that raised becomes an AssertionError naming the call."""
-    for args, outcome in calls.outcomes(function, name, arguments, first=first):
-        yield args, calls.value(outcome, name, args, picture)
-
-
-def _shown(value):
-    return repr(value)
-
-
-# --- positions used by the checks -------------------------------------------------------------------------
-
-def unfinished_sample():
-    """Unfinished reachable positions for `score`, at every depth: with 1 to 4 marks, one position of each kind
-    (each class of positions equal up to rotation and reflection, in an orientation drawn at random, always the
-    same), and every position with 5 marks or more: 3,591 positions, whose plain unmemoized searches visit 395,432
-    positions in all, 72% of one search from the empty board (docs/checks.md has the figures)."""
-    return list(_unfinished_sample())
-
-
-@functools.lru_cache(maxsize=None)
-def _unfinished_sample():
-    chooser = random.Random(20261123)
-    classes = {}
-    sample = []
-    for board in oracle.reachable_positions():
-        if oracle.outcome(board) is not None or board == oracle.EMPTY_BOARD:
-            continue
-        if len(oracle.empty_cells(board)) >= 5:          # 1 to 4 marks
-            classes.setdefault(min(analysis.images(board)), []).append(board)
-        else:
-            sample.append(board)
-    early = [chooser.choice(sorted(members)) for _, members in sorted(classes.items())]
-    return tuple(sorted(early, key=lambda board: -len(oracle.empty_cells(board))) + sample)
-
-
-def finished_positions():
-    return list(_finished_positions())
-
-
-@functools.lru_cache(maxsize=None)
-def _finished_positions():
-    return tuple(board for board in oracle.reachable_positions() if oracle.outcome(board) is not None)
+    return replace_until_cell_ends(namespace, replacements, then=lambda: clear_student_cache(own_score))
 
 
 def warm_up():
     """Compute the oracle's tables and the samples now. The trusted checker calls this once per process
-    (`coursetools.judge.checker.warm_up`), before its first notebook, so that no notebook pays for them."""
+    (`coursetools.judge.checker_server.warm_up`), before its first notebook, so that no notebook pays for them."""
     oracle.value(oracle.EMPTY_BOARD, 'x')
-    _unfinished_sample()
-    _finished_positions()
+    unfinished_sample()
+    finished_positions()
     for kind in ('rows and columns', 'diagonals', 'no line'):
         _positions_won_by(kind)
 
@@ -309,11 +148,11 @@ def _positions_won_by(kind):
 
 
 def _check_score_end(score_end, boards):
-    for (board,), got in _each(score_end, 'score_end', [(board,) for board in boards], first=calls.QUICK):
+    for (board,), got in each(score_end, 'score_end', [(board,) for board in boards], first=calls.QUICK):
         expected = oracle.outcome(board)
         correct = got is None if expected is None else (
             got is not None and not isinstance(got, str) and got == expected)
-        assert correct, f'score_end returned {_shown(got)} but should return {_shown(expected)} for\n{picture(board)}'
+        assert correct, f'score_end returned {shown(got)} but should return {shown(expected)} for\n{picture(board)}'
 
 
 def score_end_rows_and_columns(score_end):
@@ -330,26 +169,19 @@ def score_end_draws_and_unfinished(score_end):
 
 # --- task 3: play -----------------------------------------------------------------------------------------
 
-def _as_board(result):
-    try:
-        return tuple(tuple(row) for row in result)
-    except TypeError:
-        return result
-
-
 def play_move(play):
     moves = [(board, row, col, mark) for board in oracle.reachable_positions()[::7]
              for row, col in oracle.empty_cells(board) for mark in 'xo']
-    for (board, row, col, mark), got in _each(play, 'play', moves, first=calls.QUICK):
-        got = _as_board(got)
+    for (board, row, col, mark), got in each(play, 'play', moves, first=calls.QUICK):
+        got = as_board(got)
         expected = oracle.place(board, row, col, mark)
         assert got == expected, (
             f'play(board, {row}, {col}, {mark!r}) returned\n{picture(got)}\nbut should return\n'
             f'{picture(expected)}\nfor the board\n{picture(board)}')
     # Two moves from the same board must not leak into each other.
     board = (('x', ' ', ' '), (' ', 'o', ' '), (' ', ' ', ' '))
-    (_, first), (_, second) = _each(play, 'play', [(board, 0, 1, 'x'), (board, 2, 2, 'x')])
-    first, second = _as_board(first), _as_board(second)
+    (_, first), (_, second) = each(play, 'play', [(board, 0, 1, 'x'), (board, 2, 2, 'x')])
+    first, second = as_board(first), as_board(second)
     assert first == oracle.place(board, 0, 1, 'x') and second == oracle.place(board, 2, 2, 'x'), (
         'play must start from the board it is given each time: playing (0, 1) and then (2, 2) on the same '
         f'board gave\n{picture(first)}\nand\n{picture(second)}\nstarting from\n{picture(board)}')
@@ -377,25 +209,16 @@ def play_types(play):
 
 # --- task 4: moves ----------------------------------------------------------------------------------------
 
-def _as_move(move):
-    if not isinstance(move, tuple) or len(move) != 2:
-        return None
-    try:
-        return operator.index(move[0]), operator.index(move[1])
-    except TypeError:
-        return None
-
-
 def moves_empty_cells(moves):
     extra = [
         (('x', 'o', 'x'), ('x', 'o', 'o'), ('o', 'x', 'x')),
         (('x', ' ', 'x'), ('o', 'o', 'o'), (' ', 'x', ' ')),
     ]
     boards = list(oracle.reachable_positions()) + extra
-    for (board,), got in _each(moves, 'moves', [(board,) for board in boards], first=calls.QUICK):
+    for (board,), got in each(moves, 'moves', [(board,) for board in boards], first=calls.QUICK):
         expected = oracle.empty_cells(board)
         assert isinstance(got, list), f'moves returned a {type(got).__name__}; it must return a list, for\n{picture(board)}'
-        as_pairs = [_as_move(move) for move in got]
+        as_pairs = [as_move(move) for move in got]
         assert None not in as_pairs, (
             f'moves returned {got!r}; every move must be a (row, col) tuple of two integers, for\n{picture(board)}')
         if not got and expected and oracle.outcome(board) is not None:
@@ -420,7 +243,7 @@ def _unpack_score(got, board, player):
 
 def score_finished(score):
     positions = [(board, player) for board in finished_positions() for player in 'xo']
-    for (board, player), got in _each(score, 'score', positions, first=calls.QUICK):     # the game is over
+    for (board, player), got in each(score, 'score', positions, first=calls.QUICK):     # the game is over
         value, move = _unpack_score(got, board, player)
         expected = oracle.outcome(board)
         assert move is None and not isinstance(value, str) and value == expected, (
@@ -433,7 +256,7 @@ def _sample_to_move():
 
 
 def score_values(score):
-    for (board, player), got in _each(score, 'score', _sample_to_move()):
+    for (board, player), got in each(score, 'score', _sample_to_move()):
         value, _ = _unpack_score(got, board, player)
         expected = oracle.value(board, player)
         hint = ''
@@ -450,9 +273,9 @@ def score_values(score):
 
 
 def score_moves(score):
-    for (board, player), got in _each(score, 'score', _sample_to_move()):
+    for (board, player), got in each(score, 'score', _sample_to_move()):
         _, move = _unpack_score(got, board, player)
-        cell = _as_move(move)
+        cell = as_move(move)
         where = f'score(board, {player!r}) chose the move {move!r} for\n{picture(board)}\n'
         if move is None:
             loses = {1: 'o', -1: 'x'}.get(oracle.value(board, player)) == player
@@ -532,7 +355,7 @@ def perfect_game_boards(text):
 def _recorded_board(arguments):
     """The board of one recorded print_state call, as nested tuples of strings; None if it is not one."""
     board = arguments[0] if isinstance(arguments, (list, tuple)) and len(arguments) == 1 else None
-    normal = _as_board(board)
+    normal = as_board(board)
     if isinstance(normal, tuple) and len(normal) == 3 and all(
             isinstance(row, tuple) and len(row) == 3 and all(isinstance(cell, str) for cell in row) for row in normal):
         return tuple(tuple(str(cell) for cell in row) for row in normal)

@@ -66,8 +66,11 @@ class Course:
         import shutil
         import coursetools.widget
         package = Path(coursetools.widget.__file__).parent
+        wanted = _package_files(package)
         for assignment in self.assignments():
             target = self.root / 'source' / assignment / 'minimax_widget'
+            if target.is_dir() and _package_files(target) == wanted:
+                continue                    # already the widget's copy: nothing is removed under a reader
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(package, target, ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
 
@@ -86,12 +89,23 @@ class Course:
         return None
 
 
+#: modules of coursetools/checks that serve every assignment's checks rather than being one assignment's
+CHECKS_HELPERS = {'calls', 'isolation', 'references', 'positions', 'boards'}
+
+
+def _package_files(folder: Path) -> dict:
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob('*'))
+            if p.is_file() and '__pycache__' not in p.parts and p.suffix != '.pyc'}
+
+
 def checks_modules(assignment) -> list:
     """The checks module of `assignment` (`coursetools.checks.<assignment>`), for the checker to warm up; every
-    assignment's when none has that name."""
+    assignment's when none has that name. An assignment's module is any in coursetools/checks except the helpers
+    (`CHECKS_HELPERS`) and names starting with an underscore."""
     import pkgutil
     import coursetools.checks
-    names = [m.name for m in pkgutil.iter_modules(coursetools.checks.__path__) if m.name != 'calls']
+    names = [m.name for m in pkgutil.iter_modules(coursetools.checks.__path__)
+             if m.name not in CHECKS_HELPERS and not m.name.startswith('_')]
     return [f'coursetools.checks.{name}' for name in ([assignment] if assignment in names else names)]
 
 

@@ -38,11 +38,11 @@ from traitlets import Bool, DottedObjectName, Float, Integer, Unicode
 from nbgrader.preprocessors import Execute
 
 from coursetools.sandbox import bubblewrap as sbx
-from coursetools.grading.channel import (GradingKernelClient, KernelGone, cap_error, channel_broken, error_output,  # noqa
-                                 mb, wait_until_ready)
+from coursetools.grading.channel import KernelGone, channel_broken, mb, wait_until_ready
 from coursetools.judge.checker_host import CheckerServer, TrustedCells
 from coursetools.grading.course import ATTENTION_ERRORS
 from coursetools.grading.kernels import ColdKernels, KernelPlace, SandboxProvisioner
+from coursetools.grading.outputs import CappedOutputs
 from coursetools.sandbox.bubblewrap import Limits, SandboxUnavailable
 from coursetools.grading.testcells import TestCellsInChecker
 
@@ -76,7 +76,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             return ''
 
 
-class SandboxedExecute(TestCellsInChecker, Execute):
+class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
     """nbgrader's `Execute`, with sandboxed kernels that may die, and test cells judged by the trusted checker."""
 
     timeout = Integer(120, allow_none=True, help='Wall time per cell, in seconds (None/0: no limit).').tag(config=True)
@@ -378,44 +378,3 @@ class SandboxedExecute(TestCellsInChecker, Execute):
         finally:
             stop.set()
             await drainer
-
-    # ------------------------------------------------------------------ outputs
-
-    @staticmethod
-    def _add_error(cell: NotebookNode, ename: str, message: str) -> None:
-        cell.setdefault('outputs', [])
-        cell.outputs.append(NotebookNode(error_output(ename, message)))
-
-    def _note(self) -> NotebookNode:
-        return NotebookNode(output_type='stream', name='stdout',
-                            text=f'\n[output truncated by the grader after {mb(self.max_output_bytes)}]\n')
-
-    def output(self, outs, msg, display_id, cell_index):
-        limit = self.max_output_bytes
-        if not limit:
-            return super().output(outs, msg, display_id, cell_index)
-        msg_type, content = msg['msg_type'], msg['content']
-        if msg_type == 'error':
-            cap_error(content)
-            return super().output(outs, msg, display_id, cell_index)
-        if msg_type == 'stream':
-            size = len(content.get('text', ''))
-        elif msg_type in ('display_data', 'execute_result', 'update_display_data'):
-            size = sum(len(v) if isinstance(v, str) else len(str(v)) for v in (content.get('data') or {}).values())
-        else:
-            return super().output(outs, msg, display_id, cell_index)
-        remaining = limit - self._output_used
-        if size <= remaining:
-            self._output_used += size
-            return super().output(outs, msg, display_id, cell_index)
-        out = None
-        if msg_type == 'stream' and remaining > 0:      # keep what fits of a stream, drop the rest
-            content['text'] = content['text'][:remaining]
-            out = super().output(outs, msg, display_id, cell_index)
-        self._output_used = limit
-        if cell_index not in self._truncated_cells:
-            self._truncated_cells.add(cell_index)
-            outs.append(self._note())
-        return out
-
-

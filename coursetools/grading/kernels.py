@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
@@ -29,6 +29,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any as AnyTrait
 
 from coursetools.sandbox import bubblewrap as sbx
+from coursetools.sandbox import workdir
 
 _serial = itertools.count(1)
 
@@ -47,7 +48,7 @@ class KernelPlace:
         folder = os.path.join(self.scratch, f'kernel{next(_serial)}')
         os.mkdir(folder, 0o700)
         if self.uid is not None:
-            sbx.chown_tree(folder, self.uid)
+            workdir.chown_tree(folder, self.uid)
         return folder
 
 
@@ -82,7 +83,7 @@ class ColdKernels:
         await asyncio.get_running_loop().run_in_executor(None, sbx.require_sandbox)
         uid = sbx.pick_sandbox_uid()
         workdir = os.path.join(scratch, 'work')
-        sbx.copy_submission(submission, workdir, uid)
+        workdir.copy_submission(submission, workdir, uid)
         return KernelPlace(True, workdir, scratch, inner_folder(Path(submission).name), uid, env)
 
     async def first_kernel(self, executor, place: KernelPlace):
@@ -97,7 +98,7 @@ class ColdKernels:
                                        sandbox_workdir=place.inner_workdir, env=dict(place.env))
             cmd = sbx.build_command(cmd, layout, limits, uid=place.uid)
             if place.uid is not None:     # the connection file (root's, 0600) must be readable by the kernel
-                sbx.chown_tree(connection, place.uid)
+                workdir.chown_tree(connection, place.uid)
             env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin')}
             cwd = connection
         else:
@@ -182,7 +183,7 @@ class ForkedKernels(ColdKernels):
                 # the connection file is root's; a server started since the notebook began has a new uid
                 folder = self.scratch if place.uid != server.uid else connection
                 if server.uid is not None:
-                    await loop.run_in_executor(None, sbx.chown_tree, folder, server.uid)
+                    await loop.run_in_executor(None, workdir.chown_tree, folder, server.uid)
                 await loop.run_in_executor(None, server.clear, False)   # what an earlier kernel left running
                 return await loop.run_in_executor(None, server.spawn, argv, log.name)
             except ForkServerError:
@@ -268,9 +269,9 @@ def _copy_into(submission: str, folder: str, uid: Optional[int]) -> None:
     """Copy the submission's files into a kernel's (empty) folder and hand them to the kernel's uid; the folder's
     time changes so that the running kernel's import caches see the new files."""
     before = os.stat(folder).st_mtime_ns
-    shutil.copytree(submission, folder, symlinks=True, dirs_exist_ok=True, ignore=sbx.special_files)
+    shutil.copytree(submission, folder, symlinks=True, dirs_exist_ok=True, ignore=workdir.special_files)
     if uid is not None:
-        sbx.chown_tree(folder, uid)
+        workdir.chown_tree(folder, uid)
     if os.stat(folder).st_mtime_ns == before:
         os.utime(folder, ns=(time.time_ns(), before + 1_000_000_000))
 

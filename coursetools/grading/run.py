@@ -23,21 +23,19 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import threading
 import time
 import traceback
 import uuid
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional
 
 from traitlets import Bool, Enum, Float, Integer, Unicode
 from traitlets.config import Configurable
 
 from coursetools.grading import adapters
 
-from coursetools.grading import pool
+from coursetools.grading import cluster, pool
 from coursetools.grading.pipeline import Pipeline, PreparedNotebook, Unreadable
 from coursetools.grading.progress import Progress
 
@@ -176,14 +174,14 @@ class Run:
     def _stop_workers(self):
         if self.starter.is_alive():
             self.starter.join()
-        cluster, self.cluster = self.cluster, None
-        if cluster is not None:
-            cluster.close(self.spec.token if self.spec else None)
+        running, self.cluster = self.cluster, None
+        if running is not None:
+            running.close(self.spec.token if self.spec else None)
 
     def _start_cluster(self, run):
         started = time.perf_counter()
         try:
-            self.cluster = pool.Cluster(self.scheduler, self.workers, timeout=self.settings.scheduler_timeout)
+            self.cluster = cluster.Cluster(self.scheduler, self.workers, timeout=self.settings.scheduler_timeout)
             self.report.workers = self.cluster.threads
             self.report.bad_workers.update(self.cluster.prove(run))
         except BaseException as error:      # reported when the first notebook needs the cluster

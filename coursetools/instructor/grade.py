@@ -26,7 +26,7 @@ from coursetools.instructor import democlass
 
 from coursetools.instructor import marks
 
-from coursetools.grading import pool
+from coursetools.grading import cluster, pool
 
 from coursetools.grading import repair
 
@@ -288,7 +288,7 @@ def main(argv=None):
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
                              **settings)
-    except (pool.SchedulerUnreachable, NoWorkerCanGrade) as error:
+    except (cluster.SchedulerUnreachable, NoWorkerCanGrade) as error:
         raise SystemExit(f'Cannot grade: {error}') from None
     if args.json:
         with open(args.json, 'w') as f:

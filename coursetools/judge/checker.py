@@ -12,55 +12,22 @@ the checks and computes their tables once, then forks one child per notebook (a 
 notebook alone under CPU-time and memory limits and is killed when the notebook is done or anything unexpected
 happens.
 
-Protocol with the host (the executor that owns the kernel), pickled frames on the session's socket:
-host -> checker ('begin', notebook), ('run', cell), ('answer', answer); checker -> host ('ready', {pid}),
-('begun', {errors, order}), ('call', request), ('done', result).
+The process itself (warm-up, a session per connection, limits) is `checker_server`; the frames on the socket
+are `frames`.
 """
 import builtins
 import contextlib
 import io
 import json
-import os
-import pickle
-import resource
-import select
-import signal
-import socket
-import struct
 import sys
 import traceback
 
 from coursetools.judge import answers
-from coursetools.judge.checker_plan import answer_table, needed_tables, order_of_tests, tested_function
+from coursetools.judge.checker_plan import answer_table, needed_tables, tested_function
+from coursetools.judge.frames import receive, send
 
 SESSION_KEY = '__course_checker_session__'
 STREAM_LIMIT = 200 * 1024        # characters of a test cell's printed output kept
-
-
-# --- frames -------------------------------------------------------------------------------------------------
-
-def send(stream, message):
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    data = struct.pack('>Q', len(data)) + data
-    view = memoryview(data)
-    while view:
-        view = view[stream.write(view):]
-
-
-def receive(stream):
-    size, = struct.unpack('>Q', _read_exactly(stream, 8))
-    return pickle.loads(_read_exactly(stream, size))
-
-
-def _read_exactly(stream, size):
-    parts = []
-    while size:
-        chunk = stream.read(size)
-        if not chunk:
-            raise EOFError('the other side closed the connection')
-        parts.append(chunk)
-        size -= len(chunk)
-    return b''.join(parts)
 
 
 # --- what the test cells call ----------------------------------------------------------------------------------
@@ -416,111 +383,5 @@ class _Capped(io.StringIO):
         return self.getvalue() + ('\n[output cut by the grader]\n' if self.cut else '')
 
 
-# --- limits --------------------------------------------------------------------------------------------------
-
-CPU_SECONDS_PER_CELL = 60           # CPU time the checks of one test cell may use
-MEMORY_BYTES = 3 * 1024 ** 3         # address space of one session
-
-
 class CheckerLimit(Exception):
     """The checks of a test cell used more CPU time than they may (an answer built to make them slow)."""
-
-
-def _over_cpu_time(signum, frame):
-    raise CheckerLimit(f'The grader\'s checks of this cell used more than {CPU_SECONDS_PER_CELL} s of CPU time '
-                       'on your answers and were stopped (is a value unusually large?).')
-
-
-def _limit_cpu_for_a_cell():
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    spent = int(used.ru_utime + used.ru_stime) + 1
-    try:
-        resource.setrlimit(resource.RLIMIT_CPU, (spent + CPU_SECONDS_PER_CELL, spent + CPU_SECONDS_PER_CELL + 10))
-    except (ValueError, OSError):
-        pass
-
-
-def _limit_memory():
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        limit = MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(MEMORY_BYTES, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):
-        pass
-
-
-# --- the process ------------------------------------------------------------------------------------------------
-
-def warm_up(modules=()):
-    """Import the checks modules named (the grading side names them: the judge imports no checks of its own) and
-    let them compute their tables and the answers the kernel may be given, once per process (the sessions
-    forked from it inherit them)."""
-    import importlib
-    for name in modules:
-        checks = importlib.import_module(name)
-        if callable(getattr(checks, 'warm_up', None)):
-            checks.warm_up()
-        for reference, arguments in getattr(checks, 'KERNEL_ANSWERS', {}).values():
-            answer_table(reference, arguments)
-
-
-def serve_session(host_in, host_out):
-    """One notebook, in a child of the server: begin, then its test cells, until the host hangs up."""
-    signal.signal(signal.SIGXCPU, _over_cpu_time)
-    _limit_memory()
-    send(host_out, ('ready', {'pid': os.getpid()}))
-    session = None
-    while True:
-        try:
-            kind, payload = receive(host_in)
-        except EOFError:
-            return
-        if kind == 'begin' and session is None:
-            session = _current[0] = Session(host_in, host_out, payload)
-            order = order_of_tests(session.tests, session.graded)
-            send(host_out, ('begun', {'errors': session.errors, 'order': order}))
-        elif kind == 'run' and session is not None:
-            _limit_cpu_for_a_cell()
-            outputs = session.run(payload['cell'], payload['source'])
-            notes, session.notes = session.notes, []
-            send(host_out, ('done', {'outputs': outputs, 'notes': notes}))
-        else:
-            return
-
-
-def main():
-    """The checker server: warm up the checks modules named in argv[2:], then fork a session for every
-    connection to the socket at argv[1]; stop when the host closes stdin."""
-    control = os.fdopen(os.dup(1), 'wb', buffering=0)
-    os.dup2(2, 1)             # stray prints go to the log, never into a protocol
-    warm_up(sys.argv[2:])
-    path = sys.argv[1]
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(16)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)        # children are reaped by the system
-    send(control, ('ready', {}))
-    while True:
-        ready, _, _ = select.select([listener, sys.stdin], [], [])
-        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
-            return
-        if listener in ready:
-            connection, _ = listener.accept()
-            if os.fork() == 0:
-                listener.close()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                code = 0
-                try:
-                    serve_session(connection.makefile('rb', buffering=0), connection.makefile('wb', buffering=0))
-                except BaseException:
-                    traceback.print_exc()
-                    code = 1
-                finally:
-                    sys.stderr.flush()
-                    os._exit(code)
-            connection.close()
-
-
-if __name__ == '__main__':
-    from coursetools.judge.checker import main as main_of_the_module     # one module object: isinstance works
-    main_of_the_module()

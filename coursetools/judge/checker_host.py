@@ -20,9 +20,8 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from coursetools.judge import checker
 
-from coursetools.judge import checker_plan
+from coursetools.judge import checker_plan, frames
 from coursetools.sandbox.bubblewrap import stop_process
 
 READY_TIMEOUT = 60
@@ -86,7 +85,7 @@ class CheckerServer:
         self.folder = tempfile.mkdtemp(prefix='checker-')
         log = open(self.log_path, 'ab') if self.log_path else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.judge.checker import main; main()',
+            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.judge.checker_server import main; main()',
                                              self.socket_path, *self.warm],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=log, env=env, bufsize=0)
@@ -95,7 +94,7 @@ class CheckerServer:
                 log.close()
         ready, _, _ = select.select([self.process.stdout], [], [], READY_TIMEOUT)
         try:
-            kind, _ = checker.receive(self.process.stdout) if ready else ('no answer', None)
+            kind, _ = frames.receive(self.process.stdout) if ready else ('no answer', None)
         except EOFError:
             kind = f'it ended{_status(self.process)}'
         if kind != 'ready':
@@ -189,7 +188,7 @@ class CheckerSession:
 
     def send(self, message):
         try:
-            checker.send(self.writer, message)
+            frames.send(self.writer, message)
         except OSError as error:
             raise CheckerError(f'the checker process ended ({error})') from error
 
@@ -199,7 +198,7 @@ class CheckerSession:
             if not ready:
                 raise TimeoutError
         try:
-            return checker.receive(self.reader)
+            return frames.receive(self.reader)
         except (EOFError, OSError) as error:
             raise CheckerError('the checker process ended: its checks were stopped (too much CPU time or '
                                'memory) or failed') from error

@@ -33,26 +33,13 @@ import json
 import os
 import secrets
 import shutil
-import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-__all__ = [
-    "SandboxUnavailable",
-    "Limits",
-    "SandboxLayout",
-    "probe",
-    "require_sandbox",
-    "find_bwrap",
-    "build_command",
-    "launcher_command",
-    "copy_submission",
-    "pick_sandbox_uid",
-    "unsandboxed_requested",
-]
+from coursetools.sandbox.workdir import chown_tree
 
 #: environment variable that disables the sandbox (documented opt-out)
 UNSANDBOXED_ENV = "COURSE_GRADE_UNSANDBOXED"
@@ -294,37 +281,6 @@ def _count_own_processes() -> int:
             except OSError:
                 pass
     return n
-
-
-def special_files(dirpath, names):
-    """`shutil.copytree`'s ignore: everything that is not a regular file, a folder or a symlink (fifos, devices,
-    sockets), so that copying a submission never blocks or reads outside it."""
-    skip = []
-    for name in names:
-        try:
-            mode = os.lstat(os.path.join(dirpath, name)).st_mode
-        except OSError:
-            skip.append(name)
-            continue
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-            skip.append(name)
-    return skip
-
-
-def copy_submission(src: str, dest: str, uid: Optional[int] = None) -> str:
-    """Copy the submission folder to ``dest`` (symlinks kept as links, special files skipped, so nothing
-    outside ``src`` is ever read) and hand it to ``uid``."""
-    shutil.copytree(src, dest, symlinks=True, ignore=special_files)
-    if uid is not None:
-        chown_tree(dest, uid)
-    return dest
-
-
-def chown_tree(path: str, uid: int) -> None:
-    os.lchown(path, uid, uid)
-    for root, dirs, files in os.walk(path):
-        for n in dirs + files:
-            os.lchown(os.path.join(root, n), uid, uid)
 
 
 def _bwrap_missing_msg() -> str:

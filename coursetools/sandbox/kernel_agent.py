@@ -1,18 +1,15 @@
 """The grader's helper inside a student's kernel: it calls one of the notebook's functions and sends back what
 the function returned and printed, as plain data.
 
-This file is never imported in the kernel (the course package is not in the sandbox). The grader sends its text
-to the kernel once per kernel, where it becomes the module `_course_grader` and registers a comm target; each
-call is then one comm message, answered by one comm message (a Jupyter comm is the lightest way to talk to a
-kernel: no cell, no IPython machinery). The kernel is the student's process: everything here can be replaced by
-the student's code, so nothing here decides a mark. It only has to serve honest notebooks well; the trusted
-checker reads its answers as untrusted data (`coursetools.judge.answers`).
+Never imported in the kernel (the course package is not in the sandbox): the grader sends this text once per
+kernel, where it becomes the module `_course_grader` with a comm target; each call is one comm message each way.
+The kernel is the student's process, so nothing here decides a mark; the trusted checker reads its answers as
+untrusted data (`coursetools.judge.answers`).
 
 A request (JSON) asks for one function to be called on a list of argument tuples, optionally while
-* `replace`: other global names of the notebook answer from tables of correct answers sent by the checker
-  (values only, never code: the functions the one under test may use, for one task only); a name answers only
-  the calls its table holds, and a kernel without the table asks for it (`need_tables`),
-* `memoize`: the global names listed remember their answers (so a slow search runs once per position),
+* `replace`: other global names answer from tables of correct answers sent by the checker (values, never code);
+  a kernel without a table asks for it (`need_tables`),
+* `memoize`: the global names listed remember their answers (a slow search runs once per position),
 * `record`: calls of the global names listed are recorded (the boards `perfect_game` passed to `print_state`),
 * `count`: calls of the function through its own global name are counted (its recursion).
 Everything is put back before the answer is sent.
@@ -98,15 +95,11 @@ def _grid(value):
 
 def _as_base(value, base):
     """The value a subclass instance holds, read with the base type's own methods (not the subclass's)."""
-    if base is int:
-        return int.__int__(value)
-    if base is float:
-        return float.__float__(value)
-    if base is str:
-        return str.__str__(value)
-    if base is dict:
-        return dict(dict.items(value))
-    return base(base.__iter__(value))
+    read = _BASE_READERS.get(base)
+    return read(value) if read else base(base.__iter__(value))
+
+
+_BASE_READERS = {int: int.__int__, float: float.__float__, str: str.__str__, dict: lambda v: dict(dict.items(v))}
 
 
 def decode(data):
@@ -117,20 +110,8 @@ def decode(data):
 def _untag(obj):
     if len(obj) == 1:
         (tag, items), = obj.items()
-        if tag == 't':
-            return tuple(items)
-        if tag == 'g':
-            return tuple(tuple(row) for row in items)
-        if tag == 's':
-            return set(items)
-        if tag == 'fs':
-            return frozenset(items)
-        if tag == 'd':
-            return {_hashable(k): v for k, v in items}
-        if tag == 'f':
-            return float(items)
-        if tag == 'shared':
-            return _Shared(items)
+        if tag in _UNTAG:
+            return _UNTAG[tag](items)
     return obj
 
 
@@ -163,6 +144,10 @@ class _Shared:
 
     def __init__(self, spec):
         self.name, self.kind = spec
+
+
+_UNTAG = {'t': tuple, 'g': lambda rows: tuple(map(tuple, rows)), 's': set, 'fs': frozenset, 'f': float,
+          'd': lambda items: {_hashable(k): v for k, v in items}, 'shared': _Shared}
 
 
 # --- one request ----------------------------------------------------------------------------------------------
@@ -215,23 +200,22 @@ def serve(user_ns, request):
     printed = stdout = None
     records = {record: [] for record in request.get('record', ())}
     counter = [0]
+
+    def bind(global_name, wrap, always=False):
+        own = user_ns.get(global_name, _MISSING)
+        if always or callable(own):
+            saved.setdefault(global_name, own)
+            user_ns[global_name] = wrap(own)
+
     try:
         for replaced in request.get('replace', ()):
-            saved.setdefault(replaced, user_ns.get(replaced, _MISSING))
-            user_ns[replaced] = _answering(replaced, _tables[replaced])
+            bind(replaced, lambda own, replaced=replaced: _answering(replaced, _tables[replaced]), always=True)
         for memoized, mode in request.get('memoize', {}).items():
-            own = user_ns.get(memoized, _MISSING)
-            if callable(own):
-                saved.setdefault(memoized, own)
-                user_ns[memoized] = _memoizing(memoized, mode, own)
+            bind(memoized, lambda own, memoized=memoized, mode=mode: _memoizing(memoized, mode, own))
         for recorded, calls in records.items():
-            own = user_ns.get(recorded, _MISSING)
-            if callable(own):
-                saved.setdefault(recorded, own)
-                user_ns[recorded] = _recording(own, calls)
+            bind(recorded, lambda own, calls=calls: _recording(own, calls))
         if request.get('count'):
-            saved.setdefault(name, function)
-            user_ns[name] = _counting(user_ns[name], counter)
+            bind(name, lambda own: _counting(own, counter))
         target = user_ns[name]
         results = []
         interrupted = False
@@ -322,13 +306,11 @@ class _Printed(io.TextIOBase):
 
     def write(self, text):
         text = str(text)
-        room = PRINTED_LIMIT - self.size
-        if len(text) > room:
-            self.cut = True
-            text = text[:max(room, 0)]
-        self.size += len(text)
-        self.parts.append(text)
-        return len(text)
+        kept = text[:max(PRINTED_LIMIT - self.size, 0)]
+        self.cut = self.cut or len(kept) < len(text)
+        self.size += len(kept)
+        self.parts.append(kept)
+        return len(kept)
 
     def writable(self):
         return True
@@ -359,12 +341,10 @@ def _answering(name, table):
 
 
 def _clear_cache(function):
-    clear = getattr(function, 'cache_clear', None)
-    if callable(clear):
-        try:
-            clear()
-        except Exception:
-            pass
+    try:
+        getattr(function, 'cache_clear', lambda: None)()
+    except Exception:
+        pass
 
 
 def _memoizing(name, mode, function):
@@ -377,10 +357,9 @@ def _memoizing(name, mode, function):
         key = _key(arguments)
         if key is None:
             return function(*arguments)
-        if key in cache:
-            return cache[key]
-        result = cache[key] = function(*arguments)
-        return result
+        if key not in cache:
+            cache[key] = function(*arguments)
+        return cache[key]
 
     remembering.__wrapped__ = function
     remembering.__name__ = getattr(function, '__name__', name)
@@ -388,16 +367,15 @@ def _memoizing(name, mode, function):
 
 
 def _key(arguments):
-    try:
-        hash(arguments)
-        return arguments
-    except TypeError:
+    """`arguments` if hashable, else a frozen stand-in (lists, arrays); None if neither."""
+    for key in (arguments, None):
         try:
-            key = _frozen(arguments)
+            key = _frozen(arguments) if key is None else key
             hash(key)
             return key
         except (TypeError, RecursionError):
-            return None
+            pass
+    return None
 
 
 def _frozen(value):

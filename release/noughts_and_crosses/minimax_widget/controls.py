@@ -7,12 +7,13 @@ import ipywidgets as widgets
 from .calls import Cancelled, FunctionCaller, FunctionError, as_state
 from .grading import DisabledWidget, grading
 from .model import EMPTY_STATE, build_tree, other, side_to_move
-from .panels import Panels, message_html, printed_html, status_html, status_lines
+from .panels import Panels
+from .rendering import Rendering
 from .treepanel import TreePanel
 from .worker import Worker
 
 
-class GameTreeWidget(widgets.VBox):
+class GameTreeWidget(Rendering, widgets.VBox):
     """Play noughts and crosses against ``score``, watch a perfect game and read the minimax tree.
 
     The five functions (and, optionally, ``alphabeta(state, player, alpha, beta)``) are the only source of game
@@ -359,48 +360,3 @@ class GameTreeWidget(widgets.VBox):
     def _set_lecture(self, on):
         (self.add_class if on else self.remove_class)('nac-lecture')
         self.tree_panel.redraw()
-
-    # -- rendering ---------------------------------------------------------------------------------------------
-    def _sync_history(self):
-        self._quiet = True
-        try:
-            self.ui.show_history(self.index, len(self.history) - 1)
-        finally:
-            self._quiet = False
-
-    def _render_board(self):
-        self.ui.show_board(self.state, self.history[self.index][2])
-
-    def _update_text(self):
-        try:
-            self.ui.text.value = printed_html(self.call('print_state', self.state))
-        except FunctionError as error:
-            self.ui.text.value = printed_html(str(error))
-
-    def _set_status(self, thinking=None):
-        try:
-            end = self.call('score_end', self.state)
-        except FunctionError as error:
-            self._show_error(str(error))
-            end = None
-        self.ui.status.value = status_html(*status_lines(
-            end, self.player, self.human, self.mode, thinking, self.index, len(self.history) - 1, self.ui.pace.value))
-
-    def _show_error(self, message):
-        self.last_error = message or None
-        self.ui.error.value = message_html(message)
-
-    def _note(self, text):
-        self.ui.note.value = message_html(text)
-
-    def _stopped_note(self):
-        player = self.player
-        if self.call('score_end', self.state) is not None or player == self.human:
-            self._note(f'Stopped at move {self.index}.')
-        else:
-            self._note(f'Stopped at move {self.index}: {player} to move. Click a square to play {player} yourself '
-                       f'(the AI then answers as {other(player)}), or press AI move.')
-
-    def _clear_messages(self):
-        self._note('')
-        self._show_error('')

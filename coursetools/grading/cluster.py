@@ -1,0 +1,93 @@
+"""The Dask cluster, seen from the grading process: a LocalCluster of worker threads by default, or an existing
+scheduler (`--scheduler`); every worker proven (`pool.prove_worker`) before it is given a notebook.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Optional
+
+from coursetools.grading.pool import SLOT_RESOURCE, ExecutionJob, RunSpec, close_slots, prove_worker, run_job
+
+log = logging.getLogger(__name__)
+
+
+class SchedulerUnreachable(RuntimeError):
+    """The Dask scheduler given did not answer."""
+
+
+def default_workers() -> int:
+    """One notebook per core, plus one to use the cores while another notebook's kernel starts."""
+    try:
+        return len(os.sched_getaffinity(0)) + 1
+    except AttributeError:
+        return (os.cpu_count() or 1) + 1
+
+
+class Cluster:
+    """A Dask client: on a LocalCluster of worker threads in this process, or on an existing scheduler."""
+
+    def __init__(self, scheduler: Optional[str] = None, workers: Optional[int] = None, timeout: float = 30):
+        import dask
+        from distributed import Client, LocalCluster
+        self.local = None
+        self.proven: dict = {}          # worker address -> None (may grade) or why it may not
+        # distributed keeps its last low-level messages for debugging (1,000 by default); in this process they
+        # are the jobs and results themselves, about 0.45 MiB a notebook: keep few, so memory stays flat.
+        dask.config.set({'distributed.admin.low-level-log-length': 16})
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout=f'{timeout}s', set_as_default=False)
+            except (OSError, TimeoutError):
+                raise SchedulerUnreachable(f'Cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: is '
+                                           'it running, and is that address reachable from here (host, port, '
+                                           'firewall)? --scheduler-timeout sets the wait.') from None
+        else:
+            # The worker's statistical profiler would sample this process's threads every 10 ms, for a dashboard
+            # that is not started.
+            with dask.config.set({'distributed.worker.profile.enabled': False}):
+                self.local = LocalCluster(n_workers=1, threads_per_worker=workers or default_workers(),
+                                          processes=False, dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self.local, set_as_default=False)
+        self.threads = sum(int(w.get('nthreads', 1)) for w in self.client.scheduler_info().get('workers', {}).values())
+
+    def prove(self, run: RunSpec) -> dict:
+        """Check every worker not checked yet for `run` (`prove_worker`); {address: why it may not grade} of the
+        workers that failed now. A worker that cannot even run the check (the course package does not import
+        there) fails with its error."""
+        workers = [address for address in self.client.scheduler_info(n_workers=-1).get('workers', {})
+                   if address not in self.proven]
+        if not workers:
+            return {}
+        found = self.client.run(prove_worker, run, workers=workers, on_error='return')
+        failed = {}
+        for address in workers:
+            problem = found.get(address, 'it left before it could be checked')
+            if isinstance(problem, BaseException):
+                problem = (f'the check could not run there ({type(problem).__name__}: {str(problem)[:200]}); is '
+                           'the course package installed in its Python environment (pip install -e . in a copy '
+                           'of the course)?')
+            self.proven[address] = problem
+            if problem is not None:
+                failed[address] = problem
+        return failed
+
+    def can_grade(self) -> bool:
+        """True while some connected worker holds grading slots."""
+        workers = self.client.scheduler_info(n_workers=-1).get('workers', {}).values()
+        return any((info.get('resources') or {}).get(SLOT_RESOURCE, 0) > 0 for info in workers)
+
+    def submit(self, job: ExecutionJob, attempt: int = 0):
+        return self.client.submit(run_job, job, pure=False, resources={SLOT_RESOURCE: 1},
+                                  key=f'grade-{job.student}-{job.notebook}-{job.run.token[:8]}-{attempt}')
+
+    def close(self, token=None) -> None:
+        try:
+            self.client.run(close_slots, token)
+        except Exception as error:
+            log.warning('could not stop the workers\' kernels: %s', error)
+        try:
+            self.client.close()
+        finally:
+            if self.local is not None:
+                self.local.close()
