@@ -70,7 +70,7 @@ c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPre
 
 # Parallel grading (`make grade`, coursetools.grading.run): an existing Dask scheduler instead of a LocalCluster
 # here ('tcp://host:8786'), notebooks at once (0: cores + 1), kernels forked from warm sandboxed fork servers
-# ('forked'; or 'prestarted', 'cold'). The speed-ups that use nbgrader's and nbconvert's internals
+# ('forked'; or 'cold'). The speed-ups that use nbgrader's and nbconvert's internals
 # (coursetools.grading.adapters; c.Grading.pooled_gradebook, ...) are on by default with the nbgrader they were tested
 # with; plain `nbgrader` commands do not use them.
 c.Grading.scheduler = ''

@@ -70,7 +70,7 @@ class CpuByProcess:
     is 'the rest of the machine'."""
 
     KINDS = (('fork_server.py', 'kernels'), ('ipykernel', 'kernels'), ('coursetools.judge.checker', 'checkers'),
-             ('coursetools.instructor.commands', 'feedback helpers'), ('coursetools.instructor.grade', 'grading process'),
+             ('coursetools.instructor.grade', 'grading process'),
              ('-m nbgrader', 'nbgrader processes'))
 
     def __init__(self, sample=False, within=None):

@@ -28,8 +28,9 @@ def main():
             subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--no-progress', '--json',
                             str(report)], cwd=course, env=env(), check=True, capture_output=True)
             found = json.loads(report.read_text())
+            after = ', '.join(f'{name} {mb:.0f}' for name, mb in found['memory_after_phase_mb'].items())
             print(f'{count} submissions: grading process peak {found["peak_memory_mb"]:.0f} MB, '
-                  f'{found["total_wall"]:.0f} s', flush=True)
+                  f'{found["total_wall"]:.0f} s; MB after each phase: {after}', flush=True)
 
 
 if __name__ == '__main__':

@@ -38,7 +38,6 @@ def test_forked_feedback_helpers_are_told_from_the_grading_process():
     assert CpuByProcess.kind_of('python -m coursetools.instructor.grade noughts_and_crosses') == 'grading process'
     assert CpuByProcess.kind_of('python -m coursetools.instructor.grade noughts_and_crosses', 'grading process') == \
         'feedback helpers'
-    assert CpuByProcess.kind_of('python -m coursetools.instructor.commands', 'grading process') == 'feedback helpers'
     assert CpuByProcess.kind_of('python -c from coursetools.judge.checker_server import main', 'grading process') == 'checkers'
     with CpuByProcess(sample=True, within=os.getpid()) as cpu:
         subprocess.run([sys.executable, '-c', GRADING_PROCESS_THAT_FORKS], check=True)

@@ -132,3 +132,29 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path):
     assert result.returncode != 0 and time.perf_counter() - started < 60
     assert 'Cannot reach the Dask scheduler at tcp://127.0.0.1:9' in result.stderr
     assert 'Traceback' not in result.stderr
+
+
+def test_a_worker_lost_mid_run_costs_no_student_a_mark(cluster, tmp_path):
+    """A worker killed while it grades (the machine gone): its notebooks are graded by the other worker, and
+    every student gets the marks a local run gives."""
+    students = ('ada', 'ben', 'cat', 'dan', 'eve', 'fay', 'gus', 'ivy')
+    cluster.worker('steady')
+    doomed = cluster._start('doomed', [DASK, 'worker', cluster.address, '--name', 'doomed', '--nthreads', '2',
+                                       '--no-dashboard', '--no-nanny'])
+    cluster.wait_for(2)
+    course = copy_course(tmp_path / 'course', students=students)
+    env = dict(os.environ, COURSE_ROOT=str(course))
+    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
+    grading = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.grade', 'noughts_and_crosses',
+                                '--scheduler', cluster.address], cwd=course, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    output = []
+    for line in grading.stdout:
+        output.append(line)
+        if line.startswith('grading 1/') and doomed.poll() is None:
+            os.killpg(doomed.pid, signal.SIGKILL)          # it holds notebooks now: the first one is back
+    grading.wait()
+    text = ''.join(output)
+    assert doomed.poll() is not None, 'the doomed worker was never killed: ' + text[-2000:]
+    assert grading.returncode == 0, text[-3000:]
+    assert graded_marks(course) == {student: EXPECTED[student] for student in students}, text[-3000:]

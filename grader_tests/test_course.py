@@ -39,11 +39,11 @@ def test_other_values_keep_the_sandbox(monkeypatch, capsys, value):
 def source_of(kind, executor):
     if kind == 'forked':
         return kernels.ForkedKernels(executor, 'submission')
-    return {'cold': kernels.ColdKernels, 'prestarted': kernels.PrestartedKernels}[kind]()
+    return kernels.ColdKernels()
 
 
 @needs_sandbox
-@pytest.mark.parametrize('kind', ['cold', 'prestarted', 'forked'])
+@pytest.mark.parametrize('kind', ['cold', 'forked'])
 def test_every_kernel_knows_it_is_being_graded(tmp_path, monkeypatch, kind):
     monkeypatch.delenv('NBGRADER_EXECUTION', raising=False)
     folder = tmp_path / 'submission'
@@ -52,7 +52,7 @@ def test_every_kernel_knows_it_is_being_graded(tmp_path, monkeypatch, kind):
     executor.kernel_source = source_of(kind, executor)
     printed = []
 
-    async def twice():       # the second notebook gets the kernel a prestarted source started ahead
+    async def twice():       # the second notebook's kernel is forked from a server that served the first
         try:
             for _ in range(2):
                 nb = new_notebook(cells=[new_code_cell("import os\nprint(os.environ.get('NBGRADER_EXECUTION'))")])

@@ -14,7 +14,6 @@ from conftest import ROOT, copy_course, run_grade
 from coursetools.instructor import commands
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
-from coursetools.grading.course import Course
 
 TASKS = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game')
 # student: marks for tasks 1-6 (print_state, score_end, play, moves, score, perfect_game)
@@ -175,31 +174,6 @@ def test_an_assignment_without_submissions_does_not_stop_the_others(tmp_path):
     assert marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')[0]['ben']
 
 
-def test_feedback_split_over_processes_is_the_feedback_of_one(graded_class, tmp_path):
-    """`make grade` spreads generate_feedback over the cores (coursetools.instructor.commands): each student's feedback is
-    written once, and is the same file one plain `nbgrader generate_feedback` writes."""
-    course, _ = graded_class
-    copy = tmp_path / 'course'
-    shutil.copytree(course, copy)
-    shutil.rmtree(copy / 'feedback')
-    previous = os.getcwd()
-    os.chdir(copy)
-    try:
-        students = Course(copy).graded_students('noughts_and_crosses')
-        with commands.Feedback(Course(copy), 'noughts_and_crosses', len(students), processes=3, min_share=1) as split:
-            assert len(split.helpers) == 2
-            split.run(students)
-    finally:
-        os.chdir(previous)
-    def files(root):
-        return sorted(p.relative_to(root) for p in root.glob('*/noughts_and_crosses/**/*') if p.is_file())
-    written = files(copy / 'feedback')
-    assert written == files(course / 'feedback')
-    assert sum(p.suffix == '.html' for p in written) == len(EXPECTED)
-    for path in written:
-        assert (copy / 'feedback' / path).read_text() == (course / 'feedback' / path).read_text(), path
-
-
 def test_make_grades_feedback_is_the_page_plain_nbgrader_writes(graded_class, tmp_path):
     """`make grade` writes feedback with its own exporter (c.Grading.fast_feedback_html); plain
     `nbgrader generate_feedback` with nbconvert's. Every student's page is the same document."""
@@ -222,15 +196,6 @@ def test_make_grades_feedback_is_the_page_plain_nbgrader_writes(graded_class, tm
     assert differ == len(pages)      # nbconvert's own serialisation differs in bytes: make grade used its exporter
 
 
-def test_feedback_helpers_never_given_a_share_are_stopped(tmp_path):
-    course = copy_course(tmp_path / 'course', students=[])
-    split = commands.Feedback(Course(course), 'noughts_and_crosses', 40, processes=3)
-    helpers = [helper.process for helper in split.helpers]
-    assert len(helpers) == 2 and all(helper.poll() is None for helper in helpers)
-    split.close()
-    assert all(helper.poll() is not None for helper in helpers) and split.helpers == []
-
-
 FORKED_RUN = """
 import os, signal, sys
 from coursetools.instructor import commands
@@ -244,8 +209,7 @@ with commands.ForkedHelpers.fork(2, spare=True) as helpers:
             os.kill(helper.pid, signal.SIGKILL)
     helpers.get_ready()                     # the spare imports the report's modules ahead, and answers nothing
     report = commands.Report(course, 'noughts_and_crosses', course.db_url, helpers)
-    feedback = commands.Feedback(course, 'noughts_and_crosses', len(students), min_share=1, start=False,
-                                 forked=helpers)
+    feedback = commands.Feedback(course, 'noughts_and_crosses', len(students), min_share=1, forked=helpers)
     assert feedback.processes == 3
     feedback.run(students)
     print(report.path())

@@ -10,7 +10,7 @@ from jupyter_client.connect import write_connection_file
 from conftest import needs_sandbox
 from coursetools.grading import forkserver
 from coursetools.sandbox import bubblewrap as sbx
-from coursetools.sandbox import workdir
+from coursetools.sandbox.workdir import chown_tree
 
 pytestmark = needs_sandbox
 
@@ -31,7 +31,7 @@ def server(tmp_path):
 
 def give(server, path):
     if server.uid is not None:
-        workdir.chown_tree(path, server.uid)
+        chown_tree(path, server.uid)
 
 
 def run(server, code, files=(), wipe=True, dies=False, waits=True):

@@ -197,8 +197,7 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
 
     async def _start_kernel(self) -> None:
         started = time.perf_counter()
-        ready = await self.kernel_source.first_kernel(self, self.place)
-        self.km, self.kc = ready or await self.start_kernel(self.place)
+        self.km, self.kc = await self.start_kernel(self.place)
         self._agent_kernel = None
         self.timing['kernel_start'] += time.perf_counter() - started
 

@@ -36,7 +36,7 @@ import threading
 from typing import Optional
 
 from coursetools.sandbox import bubblewrap as sbx
-from coursetools.sandbox import workdir
+from coursetools.sandbox.workdir import chown_tree
 
 _INSIDE = importlib.util.find_spec('coursetools.sandbox.forkserver_inside').origin
 
@@ -146,8 +146,8 @@ class ForkServer:
 
     def start(self) -> 'ForkServer':
         if self.uid is not None:
-            workdir.chown_tree(self.workdir, self.uid)
-            workdir.chown_tree(self.conn_root, self.uid)
+            chown_tree(self.workdir, self.uid)
+            chown_tree(self.conn_root, self.uid)
         with open(self.log_path, 'ab') as log:
             self.process = _popen_in_lasting_thread(
                 self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=self.conn_root,

@@ -7,9 +7,8 @@ launches each kernel there:
 * `ColdKernels` (the default): every kernel is a new sandboxed Python.
 * `ForkedKernels`: every kernel is forked from a warm fork server in the same sandbox (`coursetools.grading.forkserver`),
   which kills and wipes what the last student's kernel left before the next notebook.
-* `PrestartedKernels`: the next notebook's kernel is started while the current one runs.
-
-`make grade` chooses forked kernels (`coursetools.grading.pool`); plain `nbgrader autograde` uses cold ones.
+`make grade` uses forked kernels (`coursetools.grading.pool`), and cold ones only where no fork server can start;
+plain `nbgrader autograde` uses cold ones.
 """
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any as AnyTrait
 
 from coursetools.sandbox import bubblewrap as sbx
-from coursetools.sandbox import workdir
+from coursetools.sandbox.workdir import chown_tree, copy_submission, special_files
 
 _serial = itertools.count(1)
 
@@ -48,7 +47,7 @@ class KernelPlace:
         folder = os.path.join(self.scratch, f'kernel{next(_serial)}')
         os.mkdir(folder, 0o700)
         if self.uid is not None:
-            workdir.chown_tree(folder, self.uid)
+            chown_tree(folder, self.uid)
         return folder
 
 
@@ -83,12 +82,8 @@ class ColdKernels:
         await asyncio.get_running_loop().run_in_executor(None, sbx.require_sandbox)
         uid = sbx.pick_sandbox_uid()
         workdir = os.path.join(scratch, 'work')
-        workdir.copy_submission(submission, workdir, uid)
+        copy_submission(submission, workdir, uid)
         return KernelPlace(True, workdir, scratch, inner_folder(Path(submission).name), uid, env)
-
-    async def first_kernel(self, executor, place: KernelPlace):
-        """A kernel already running in `place` for the notebook's first start, or None."""
-        return None
 
     async def launch(self, place: KernelPlace, cmd: list, connection: str, log, limits: sbx.Limits):
         """Start one kernel process in `place`; returns a Popen-like handle."""
@@ -98,7 +93,7 @@ class ColdKernels:
                                        sandbox_workdir=place.inner_workdir, env=dict(place.env))
             cmd = sbx.build_command(cmd, layout, limits, uid=place.uid)
             if place.uid is not None:     # the connection file (root's, 0600) must be readable by the kernel
-                workdir.chown_tree(connection, place.uid)
+                chown_tree(connection, place.uid)
             env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin')}
             cwd = connection
         else:
@@ -183,7 +178,7 @@ class ForkedKernels(ColdKernels):
                 # the connection file is root's; a server started since the notebook began has a new uid
                 folder = self.scratch if place.uid != server.uid else connection
                 if server.uid is not None:
-                    await loop.run_in_executor(None, workdir.chown_tree, folder, server.uid)
+                    await loop.run_in_executor(None, chown_tree, folder, server.uid)
                 await loop.run_in_executor(None, server.clear, False)   # what an earlier kernel left running
                 return await loop.run_in_executor(None, server.spawn, argv, log.name)
             except ForkServerError:
@@ -200,78 +195,13 @@ class ForkedKernels(ColdKernels):
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-class PrestartedKernels(ColdKernels):
-    """Cold kernels, each started in an empty folder while the previous notebook runs; the files arrive with
-    its notebook. Restarts after a kernel death are cold. Sandboxed kernels only."""
-
-    name = 'prestarted'
-
-    def __init__(self):
-        self.spare: Optional[asyncio.Task] = None
-        self.ready = None
-
-    async def prepare(self, executor, submission):
-        spare, self.spare = self.spare, None
-        self.ready = None
-        if spare is not None:
-            try:
-                self.ready = await spare
-            except Exception as error:
-                executor.log.warning('a kernel started ahead failed: %s', error)
-        if executor.sandboxed:
-            self.spare = asyncio.ensure_future(self._start_spare(executor, Path(submission).name))
-        if self.ready is None:
-            return await super().prepare(executor, submission)
-        place = self.ready[0]
-        await asyncio.get_running_loop().run_in_executor(None, _copy_into, submission, place.workdir, place.uid)
-        return place
-
-    async def _start_spare(self, executor, folder_name):
-        with tempfile.TemporaryDirectory(prefix='nbempty-') as empty:
-            empty_folder = os.path.join(empty, folder_name)
-            os.mkdir(empty_folder)
-            place = await super().prepare(executor, empty_folder)
-        try:
-            km, kc = await executor.start_kernel(place, self)
-        except BaseException:
-            await super().finish(place)
-            raise
-        return place, km, kc
-
-    async def first_kernel(self, executor, place):
-        if self.ready is not None and self.ready[0] is place:
-            ready, self.ready = self.ready, None
-            return ready[1:]
-        return None
-
-    async def aclose(self):
-        """Stop the kernel started ahead for a next notebook that will not come."""
-        spare, self.spare = self.spare, None
-        if spare is None:
-            return
-        try:
-            place, km, kc = await spare
-        except BaseException:
-            return
-        kc.stop_channels()
-        try:
-            await km.shutdown_kernel(now=True)
-        finally:
-            await ColdKernels.finish(self, place)
-
-    def close(self):
-        spare, self.spare = self.spare, None
-        if spare is not None:
-            spare.cancel()
-
-
 def _copy_into(submission: str, folder: str, uid: Optional[int]) -> None:
     """Copy the submission's files into a kernel's (empty) folder and hand them to the kernel's uid; the folder's
     time changes so that the running kernel's import caches see the new files."""
     before = os.stat(folder).st_mtime_ns
-    shutil.copytree(submission, folder, symlinks=True, dirs_exist_ok=True, ignore=workdir.special_files)
+    shutil.copytree(submission, folder, symlinks=True, dirs_exist_ok=True, ignore=special_files)
     if uid is not None:
-        workdir.chown_tree(folder, uid)
+        chown_tree(folder, uid)
     if os.stat(folder).st_mtime_ns == before:
         os.utime(folder, ns=(time.time_ns(), before + 1_000_000_000))
 

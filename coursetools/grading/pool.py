@@ -4,7 +4,8 @@ The grading process sends each sanitized notebook as an `ExecutionJob` (the note
 trusted test cells, and the run's settings); a worker executes it in one of its slots and sends back an
 `ExecutionResult`. A slot is what one notebook at a time needs: an event loop thread, a configured
 `SandboxedExecute`, a kernel source (kernels forked from a warm fork server by default) and a trusted checker
-server. Slots live as long as the run and serve notebook after notebook; each notebook gets a kernel and a
+server. A worker's slots are a Dask worker plugin (`GradingSlots`), installed once the worker is proven; they
+live as long as the run and serve notebook after notebook; each notebook gets a kernel and a
 checker session of its own, never used for another.
 
 On the default LocalCluster the workers are threads of the grading process (the work happens in the kernels
@@ -24,10 +25,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
+from distributed.diagnostics.plugin import WorkerPlugin
+
 from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
 
 log = logging.getLogger(__name__)
-KERNEL_SOURCES = ('forked', 'prestarted', 'cold')
+KERNEL_SOURCES = ('forked', 'cold')
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class RunSpec:
     token: str                      # tells one run's slots from another's
     executor_class: type            # the configured execute preprocessor's class (SandboxedExecute)
     traits: dict                    # its configured traits
-    kernels: str = 'forked'         # where kernels come from: 'forked', 'prestarted' or 'cold'
+    kernels: str = 'forked'         # where kernels come from: 'forked', or 'cold' (plain nbgrader's way)
     folder_name: str = 'submission'     # the kernel's folder name (the assignment id)
     sandboxed: bool = True          # whether kernels run in the sandbox: the grading process's decision
     digest: str = ''                # content hash of the grading process's course package
@@ -141,10 +144,7 @@ class Slot:
             try:
                 return kernels.ForkedKernels(self.executor, self.run.folder_name)
             except (ForkServerError, SandboxUnavailable) as error:
-                log.warning('no kernel fork server here (%s): kernels are started ahead instead', error)
-                kind = 'prestarted'
-        if kind == 'prestarted' and self.executor.sandboxed:
-            return kernels.PrestartedKernels()
+                log.warning('no kernel fork server here (%s): kernels are started cold instead', error)
         return kernels.ColdKernels()
 
     def warm_up(self) -> None:
@@ -177,10 +177,10 @@ class Slot:
             try:
                 nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources),
                                                          self.loop).result()
-            except ForkServerError as error:      # the fork server cannot run here: start kernels ahead from now on
-                log.warning('kernel fork server unavailable, starting kernels instead: %s', error)
+            except ForkServerError as error:      # the fork server cannot run here: cold kernels from now on
+                log.warning('kernel fork server unavailable, starting kernels cold instead: %s', error)
                 executor.kernel_source.close()
-                executor.kernel_source = self._kernel_source('prestarted')
+                executor.kernel_source = self._kernel_source('cold')
                 nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources),
                                                          self.loop).result()
         except (SandboxUnavailable, CheckerError) as error:
@@ -202,8 +202,10 @@ class Slot:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-class _Slots:
-    """The slots of this worker process: idle ones are reused; a new run closes the last run's."""
+class GradingSlots(WorkerPlugin):
+    """The grading slots of one Dask worker, held as a worker plugin (Dask's own per-worker state), installed by
+    `prove_worker` once the worker is proven and closed with the worker: idle slots are reused; a new run closes
+    the last run's."""
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -251,6 +253,9 @@ class _Slots:
             self.idle.extend(made)
         return count
 
+    def teardown(self, worker) -> None:
+        self.close()
+
     def close(self, token=None) -> int:
         with self.lock:
             if token is not None and token != self.token:
@@ -264,19 +269,21 @@ class _Slots:
         return len(slots)
 
 
-_SLOTS = _Slots()
+SLOTS_PLUGIN = 'course-grading-slots'
 
 
 def run_job(job: ExecutionJob) -> ExecutionResult:
     """Dask task: execute one notebook in a slot of this worker. A fault of the worker takes its grading slots
     away (no more notebooks come here) and is raised as WorkerFault."""
-    slot = _SLOTS.acquire(job.run)
+    from distributed import get_worker
+    slots = get_worker().plugins[SLOTS_PLUGIN]
+    slot = slots.acquire(job.run)
     try:
         return slot.execute(job)
     except WorkerFault as fault:
         raise WorkerFault(f'{_withdraw()}: {fault}') from None
     finally:
-        _SLOTS.release(slot)
+        slots.release(slot)
 
 
 # --- proving a worker before it grades --------------------------------------------------------------------------
@@ -320,7 +327,9 @@ async def prove_worker(run: RunSpec, dask_worker=None) -> Optional[str]:
     problem = await loop.run_in_executor(None, worker_problem, run)
     if problem is None:
         count = getattr(getattr(dask_worker, 'state', None), 'nthreads', None) or 1
-        _SLOTS.prepare(run, count)
+        if SLOTS_PLUGIN not in dask_worker.plugins:
+            await dask_worker.plugin_add(GradingSlots(), name=SLOTS_PLUGIN)
+        dask_worker.plugins[SLOTS_PLUGIN].prepare(run, count)
         await dask_worker.set_resources(**{SLOT_RESOURCE: count})
     return problem
 
@@ -336,6 +345,7 @@ def _withdraw() -> str:
     return worker.address
 
 
-def close_slots(token=None) -> int:
+def close_slots(token=None, dask_worker=None) -> int:
     """`client.run` target: stop this worker's kernels, fork servers and checkers (the end of a run)."""
-    return _SLOTS.close(token)
+    slots = dask_worker.plugins.get(SLOTS_PLUGIN) if dask_worker is not None else None
+    return slots.close(token) if slots is not None else 0

@@ -2,6 +2,7 @@
 students who need attention, and how long each phase of `make grade` took."""
 import shutil
 import sys
+import os
 import time
 from typing import Optional
 
@@ -83,11 +84,22 @@ class Progress:
             self._shown = False
 
 
+def resident_mb() -> float:
+    """This process's resident memory now, in MB (0 where /proc is not there)."""
+    try:
+        with open('/proc/self/statm') as statm:
+            return int(statm.read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 1024 ** 2
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 class Phases:
     """Wall time of the phases of a grading run (release, autograde, feedback, ...), in the order they ran."""
 
     def __init__(self):
         self.seconds = {}
+        self.memory_mb = {}         # resident memory of this process when each phase ended
+
 
     def start(self, name):
         return _Phase(self, name)
@@ -110,3 +122,4 @@ class _Phase:
     def __exit__(self, *exc):
         elapsed = time.perf_counter() - self.started
         self.phases.seconds[self.name] = self.phases.seconds.get(self.name, 0.0) + elapsed
+        self.phases.memory_mb[self.name] = resident_mb()

@@ -98,32 +98,15 @@ def share_count(students, processes, min_share=MIN_PER_PROCESS):
 class Feedback:
     """`nbgrader generate_feedback <assignment> --force`, split over the cores: each share of the students (the
     others left out with nbgrader's own `student_id_exclude`) is converted by its own process, the first one by
-    this process. The others are `forked` helpers when `make grade` has them (`ForkedHelpers`); otherwise
-    processes of their own, started by `start_helpers` (`make grade` calls it when autograde's workers begin to
-    fall idle, so that they import nbgrader while the last notebooks run) or by `run`, which wait for their share
-    and exit if never given one."""
+    this process, the others by the `forked` helpers `make grade` made (`ForkedHelpers`). Without them (forking
+    was not safe) this process converts every share."""
 
-    def __init__(self, course, assignment, expected, db=None, processes=None, min_share=MIN_PER_PROCESS,
-                 start=True, forked=None):
+    def __init__(self, course, assignment, expected, db=None, min_share=MIN_PER_PROCESS, forked=None):
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
-        self.forked = forked
-        processes = 1 + len(forked.feedback) if forked else processes or os.cpu_count() or 1
-        self.processes = share_count(expected, processes, min_share)
-        self.helpers, self.started = [], False
-        if start:
-            self.start_helpers()
-
-    def start_helpers(self):
-        if self.started:
-            return
-        self.started = True
-        if self.forked:
-            self.helpers = self.forked.feedback[:self.processes - 1]
-            return
-        self.helpers = [_StartedHelper(self.course) for _ in range(self.processes - 1)]
+        self.processes = share_count(expected, 1 + len(forked.feedback) if forked else 1, min_share)
+        self.helpers = forked.feedback[:self.processes - 1] if forked else []
 
     def run(self, students):
-        self.start_helpers()
         students = sorted(students)
         count = share_count(len(students), self.processes, self.min_share)
         if any(',' in student for student in students):
@@ -141,7 +124,7 @@ class Feedback:
         finally:
             for share, helper in given:
                 outcome = helper.result()
-                if outcome is None:         # a forked helper that is gone: its share is converted here
+                if outcome is None:         # a helper that is gone: its share is converted here
                     lost.append(share)
                 elif outcome[0]:
                     failed.append((self._argv(students, share), outcome[1]))
@@ -176,43 +159,12 @@ class Feedback:
         self.close()
 
 
-class _StartedHelper:
-    """A `python -m coursetools.instructor.commands` process: one share, then it exits."""
-
-    def __init__(self, course):
-        self.process = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.commands'], cwd=course.root, env=_env(),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True)
-
-    def give(self, argv):
-        with contextlib.suppress(BrokenPipeError):      # a helper that died says why in `result`
-            self.process.stdin.write(json.dumps(argv) + '\n')
-            self.process.stdin.close()
-
-    def result(self):
-        log = self.process.stdout.read()
-        self.process.stdout.close()
-        return self.process.wait(), log
-
-    def dismiss(self):
-        with contextlib.suppress(BrokenPipeError):
-            self.process.stdin.close()        # not needed: it exits
-        self.result()
-
-    def release(self):
-        self.process.kill()
-        self.process.wait()
-        self.process.stdin.close()
-        self.process.stdout.close()
-
-
 class ForkedHelpers:
     """Helpers forked from this process after its imports and before it starts any thread: `feedback` ones each
     convert the feedback shares they are given (`Feedback`), and a `spare` one writes reports (`Report`), one
-    job after another, for as long as the run lasts. A helper of its own (`_StartedHelper`) spends about 2.5
-    CPU-s importing nbgrader and nbconvert before its first notebook; a forked one has them already. `fork`
-    returns None where forking is not safe (threads running, not Linux) or not possible: feedback then starts
-    helpers of its own, and reports are written by this process."""
+    job after another, for as long as the run lasts. Forked, they have nbgrader and nbconvert imported already
+    (about 2.5 CPU-s each for a process started anew). `fork` returns None where forking is not safe (threads
+    running, not Linux) or not possible: this process then writes the feedback and the reports itself."""
 
     def __init__(self, feedback, spare):
         import nbgrader.apps  # noqa: F401  (what the feedback helpers need, imported once, here)
@@ -356,18 +308,3 @@ def _serve_forked(requests_fd, answers_fd):
                 continue
             answers.write(json.dumps(jobs[kind](*arguments)) + '\n')
             answers.flush()
-
-
-def _serve():
-    """A helper of `Feedback`: nbgrader imported now, then one generate_feedback for the argv read from stdin."""
-    import nbgrader.apps  # noqa: F401  (the start-up, paid while autograde runs)
-    line = sys.stdin.readline()
-    if not line.strip():
-        return 0
-    code, log = _run_app('generate_feedback', json.loads(line))
-    sys.stdout.write(log)
-    return code
-
-
-if __name__ == '__main__':
-    sys.exit(_serve())

@@ -2,7 +2,7 @@
 of marks per task, the reports, and how long each phase took.
 
     python -m coursetools.instructor.grade [ASSIGNMENT ...] [--course DIR] [--sequential] [--scheduler ADDR] [--workers N]
-                                [--kernels forked|prestarted|cold] [--db URL] [--student ID ...]
+                                [--kernels forked|cold] [--db URL] [--student ID ...]
                                 [--SomeNbgraderClass.setting=value ...]
 
 The course is the current folder (or --course). Release, feedback and export are nbgrader's own commands, as an
@@ -173,12 +173,10 @@ def grade_each(course, graded, phases, helpers, reports, db, options, sequential
                 course.copy_widget_beside_notebooks()
                 commands.run(course, 'generate_assignment', assignment, '--force', db=db)
             with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
-                                   start=sequential, forked=helpers) as feedback:
+                                   forked=helpers) as feedback:
 
                 def on_tail():
-                    """The last notebooks run: feedback's helpers start (unless forked) and import nbgrader, and
-                    the spare forked helper imports the report's modules."""
-                    feedback.start_helpers()
+                    """The last notebooks run: the spare forked helper imports the report's modules."""
                     if helpers is not None:
                         helpers.get_ready()
 
@@ -246,7 +244,7 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
         if share is not None:
             print(f'  {assignment}: {len(run.graded)} notebooks on {run.workers} workers, busy {share:.0%} of the '
                   f'autograde phase')
-    return runs, phases.seconds
+    return runs, phases
 
 
 def peak_memory_mb():
@@ -294,8 +292,9 @@ def main(argv=None):
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
                            'workers': r.workers, 'main': r.main, 'timings': r.timings} if r else None
-                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases,
-                                                    'peak_memory_mb': peak_memory_mb()},
+                       for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases.seconds,
+                                                    'peak_memory_mb': peak_memory_mb(),
+                                                    'memory_after_phase_mb': phases.memory_mb},
                       f, indent=1, default=str)
     unfinished = sorted({student for run in runs.values() if run for student in run.unfinished})
     if unfinished:

@@ -1,10 +1,9 @@
 """The grader's helper inside a student's kernel: it calls one of the notebook's functions and sends back what
 the function returned and printed, as plain data.
 
-Never imported in the kernel (the course package is not in the sandbox): the grader sends this text once per
-kernel, where it becomes the module `_course_grader` with a comm target; each call is one comm message each way.
-The kernel is the student's process, so nothing here decides a mark; the trusted checker reads its answers as
-untrusted data (`coursetools.judge.answers`).
+Never imported in the kernel: the grader sends this text once per kernel, where it becomes the module
+`_course_grader` with a comm target; a call is one comm message each way. The kernel is the student's process,
+so nothing here decides a mark; the trusted checker reads its answers as untrusted data (`judge.answers`).
 
 A request (JSON) asks for one function to be called on a list of argument tuples, optionally while
 * `replace`: other global names answer from tables of correct answers sent by the checker (values, never code);
@@ -14,6 +13,7 @@ A request (JSON) asks for one function to be called on a list of argument tuples
 * `count`: calls of the function through its own global name are counted (its recursion).
 Everything is put back before the answer is sent.
 """
+import contextlib
 import io
 import json
 import math
@@ -180,8 +180,7 @@ def serve(user_ns, request):
     """Call the function on each argument tuple. The reply's `results` hold, per call, the encoded value, or
     {'!': outcome} when there is more to say (an error, a refusal, printed text, a count, records)."""
     name = request['function']
-    for table, answers in (request.get('tables') or {}).items():
-        _tables[table] = answers
+    _tables.update(request.get('tables') or {})
     needed = [table for table in request.get('replace', ()) if table not in _tables]
     if needed:
         return {'need_tables': needed}
@@ -217,18 +216,14 @@ def serve(user_ns, request):
         if request.get('count'):
             bind(name, lambda own: _counting(own, counter))
         target = user_ns[name]
-        results = []
-        interrupted = False
-        stdout = sys.stdout
-        printed = _Printed()
+        results, interrupted, stdout, printed = [], False, sys.stdout, _Printed()
         for arguments in request['calls']:
             arguments = [_materialize(argument, shared) for argument in arguments]
             counter[0] = 0
             for calls in records.values():
                 calls.clear()
             outcome = call(target, arguments, printed)
-            if outcome.pop('interrupted', False):
-                interrupted = True
+            interrupted = outcome.pop('interrupted', False)
             if request.get('count'):
                 outcome['count'] = counter[0]
             if records:
@@ -291,11 +286,9 @@ def _encode_or_none(value):
 
 
 def _materialize(argument, shared):
-    if isinstance(argument, _Shared):
-        if argument.name not in shared:
-            shared[argument.name] = {'dict': dict, 'list': list, 'set': set}[argument.kind]()
-        return shared[argument.name]
-    return argument
+    if not isinstance(argument, _Shared):
+        return argument
+    return shared.setdefault(argument.name, {'dict': dict, 'list': list, 'set': set}[argument.kind]())
 
 
 class _Printed(io.TextIOBase):
@@ -341,10 +334,8 @@ def _answering(name, table):
 
 
 def _clear_cache(function):
-    try:
+    with contextlib.suppress(Exception):
         getattr(function, 'cache_clear', lambda: None)()
-    except Exception:
-        pass
 
 
 def _memoizing(name, mode, function):
