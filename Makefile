@@ -71,8 +71,11 @@ benchmark: venv
 	$(BIN)/python benchmarks/grading_benchmark.py --class varied --students 40
 	$(BIN)/python benchmarks/grading_benchmark.py --class demo
 
-## make clean: delete the gradebook and every grading output (autograded/ keeps its README).
+## make clean: delete every grading output (autograded/ keeps its README) and the gradebook, after keeping a copy of
+## the gradebook (manual grades and comments are in it) as backups/gradebook-<date>-<time>.db.
 clean:
+	@if [ -f gradebook.db ]; then mkdir -p backups; kept=backups/gradebook-$$(date +%Y%m%d-%H%M%S).db; \
+	  cp -p gradebook.db $$kept && echo "make clean: the gradebook is kept as $$kept (copy it back to gradebook.db to restore it)"; fi
 	rm -rf feedback gradebook.db grades.csv grades.csv.partial autograde.log reports .grading
 	if [ -d autograded ]; then find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +; \
 	  rmdir autograded 2>/dev/null || true; fi

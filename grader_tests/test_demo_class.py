@@ -127,6 +127,30 @@ def test_regrading_gives_the_same_marks(graded_class):
     assert marks.marks_by_task('sqlite:///' + str(course.parent / 'again' / 'gradebook.db'), 'noughts_and_crosses') == before
 
 
+def test_one_student_is_regraded_alone_and_the_others_keep_their_marks(graded_class, tmp_path):
+    """`--student ID`: a resubmission regraded by itself; grades.csv and the report still cover everyone."""
+    course, _ = graded_class
+    copy = shutil.copytree(course, tmp_path / 'course')
+    before = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
+    def page(student):
+        return copy / 'feedback' / student / 'noughts_and_crosses' / 'noughts_and_crosses.html'
+    others = {student: page(student).stat().st_mtime_ns for student in EXPECTED if student != 'cat'}
+    shutil.copy(copy / 'submitted' / 'ada' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb',
+                copy / 'submitted' / 'cat' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb')     # cat's fix
+    result = run_grade(copy, 'noughts_and_crosses', '--student', 'cat')
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    table, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
+    assert sum(table['cat'].values()) == 12 and {s: r for s, r in table.items() if s != 'cat'} == {
+        s: r for s, r in before[0].items() if s != 'cat'}
+    assert 'noughts_and_crosses: 1 notebooks on' in result.stdout
+    assert {student: page(student).stat().st_mtime_ns for student in others} == others
+    with open(copy / 'grades.csv') as handle:
+        assert {row['student_id'] for row in csv.DictReader(handle)
+                if row['assignment'] == 'noughts_and_crosses'} == set(EXPECTED)
+    unknown = run_grade(copy, 'noughts_and_crosses', '--student', 'nobody')
+    assert unknown.returncode != 0 and 'No submission from nobody' in unknown.stderr
+
+
 def test_a_fresh_clone_grades_the_demo_class_and_real_submissions_are_never_touched(tmp_path):
     fresh = copy_course(tmp_path / 'fresh', students=[])
     shutil.rmtree(fresh / 'submitted')

@@ -6,6 +6,7 @@ everything they must not have been able to touch.
 """
 import copy
 import hashlib
+import json
 import os
 import pathlib
 import signal
@@ -196,6 +197,15 @@ def notebook_v3():
     return nbformat.writes(nbformat.convert(filled(*ada()), 3), version=3)
 
 
+def notebook_v4(minor):
+    """As an older Jupyter, an editor or an LMS converter saves it: nbformat 4.<minor>, no cell ids."""
+    data = json.loads(nbformat.writes(filled(*ada())))
+    data['nbformat_minor'] = minor
+    for cell in data['cells']:
+        cell.pop('id', None)
+    return json.dumps(data, indent=1)
+
+
 CATALOGUE = {
     'ada': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), None),
     'escaper': (lambda: filled(*prepend('print_state', ESCAPE)), (1, 3, 2, 1, 3, 2), None),
@@ -215,6 +225,8 @@ CATALOGUE = {
     'truncated': (lambda: '{"cells": [', (0, 0, 0, 0, 0, 0), 'not valid JSON'),
     'empty': (lambda: '', (0, 0, 0, 0, 0, 0), 'is empty'),
     'old_format': (notebook_v3, (1, 3, 2, 1, 3, 2), 'converted from nbformat 3'),
+    'format_4_0': (lambda: notebook_v4(0), (1, 3, 2, 1, 3, 2), None),
+    'format_4_4': (lambda: notebook_v4(4), (1, 3, 2, 1, 3, 2), None),
     'renamed': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), 'noughts_and_crosses (1).ipynb'),
 }
 HONEST_DEMO_STUDENTS = ('cat', 'kim')

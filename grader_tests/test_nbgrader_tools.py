@@ -235,17 +235,20 @@ def test_formgrader_autograde_grades_a_renamed_notebook(formgrader_course):
     assert task_marks(course) == {'renamed': (1, 3, 2, 1, 3, 2)}
 
 
-def test_make_clean_removes_the_staging_folder_too(tmp_path):
+def test_make_clean_removes_the_staging_folder_too_and_keeps_the_gradebook(tmp_path):
     course = checkout(tmp_path / 'course', students=['ada'])
     for folder in ('.grading/submitted/ada', 'autograded', 'feedback', 'reports'):
         (course / folder).mkdir(parents=True)
-    (course / 'gradebook.db').write_text('')
+    (course / 'gradebook.db').write_text('manual grades and comments')
     result = subprocess.run(['make', 'clean'], cwd=course, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in course.iterdir() if not p.name.startswith('.')) == [
-        'Makefile', 'coursetools', 'demo_class', 'nbgrader_config.py', 'pyproject.toml', 'release',
+        'Makefile', 'backups', 'coursetools', 'demo_class', 'nbgrader_config.py', 'pyproject.toml', 'release',
         'requirements.txt', 'source', 'submitted']
     assert not (course / '.grading').exists() and (course / 'submitted/ada' / ASSIGNMENT / NOTEBOOK).exists()
+    kept = list((course / 'backups').glob('gradebook-*.db'))
+    assert len(kept) == 1 and kept[0].read_text() == 'manual grades and comments'
+    assert f'kept as backups/{kept[0].name}' in result.stdout
 
 
 def hide(source, traceback):

@@ -99,14 +99,14 @@ def _is_number(value):
 
 
 def _pair(got, call):
-    assert isinstance(got, tuple) and len(got) == 2, f'{call} returned {got!r}; it must return (value, move)'
-    return got
+    assert isinstance(got, (tuple, list)) and len(got) == 2, f'{call} returned {got!r}; it must return (value, move)'
+    return tuple(got)
 
 
 def _check_move(move, board, player, call, best):
     cell = as_move(move)
     where = f'{call} chose the move {move!r} for\n{picture(board)}\n'
-    assert cell is not None, f'{where}but a move must be a (row, col) tuple of two integers'
+    assert cell is not None, f'{where}but a move must be a (row, col) pair of two integers'
     assert cell in oracle.empty_cells(board), f'{where}but that is not an empty cell'
     assert cell in best, f'{where}but the best moves for {player} are {best}'
 
@@ -125,9 +125,9 @@ def _counted(function, name, arguments):
 # --- task 1: score_counted --------------------------------------------------------------------------------
 
 def _triple(got, call):
-    assert isinstance(got, tuple) and len(got) == 3, (
+    assert isinstance(got, (tuple, list)) and len(got) == 3, (
         f'{call} returned {got!r}; it must return (value, move, positions)')
-    return got
+    return tuple(got)
 
 
 def score_counted_values(score_counted):

@@ -35,8 +35,8 @@ def as_board(result):
 
 
 def as_move(move):
-    """`move` as a (row, col) pair of ints when it is a tuple of two integers; else None."""
-    if not isinstance(move, tuple) or len(move) != 2:
+    """`move` as a (row, col) pair of ints when it is a pair (a tuple or a list) of two integers; else None."""
+    if not isinstance(move, (tuple, list)) or len(move) != 2:
         return None
     try:
         return operator.index(move[0]), operator.index(move[1])

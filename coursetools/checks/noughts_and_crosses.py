@@ -220,7 +220,7 @@ def moves_empty_cells(moves):
         assert isinstance(got, list), f'moves returned a {type(got).__name__}; it must return a list, for\n{picture(board)}'
         as_pairs = [as_move(move) for move in got]
         assert None not in as_pairs, (
-            f'moves returned {got!r}; every move must be a (row, col) tuple of two integers, for\n{picture(board)}')
+            f'moves returned {got!r}; every move must be a (row, col) pair of two integers, for\n{picture(board)}')
         if not got and expected and oracle.outcome(board) is not None:
             raise AssertionError(
                 f'moves returned [] because someone has already won on this board, but moves must still list the '
@@ -237,8 +237,8 @@ def moves_empty_cells(moves):
 
 def _unpack_score(got, board, player):
     where = f'score(board, {player!r}) for\n{picture(board)}\n'
-    assert isinstance(got, tuple) and len(got) == 2, f'{where}returned {got!r}; it must return (value, move)'
-    return got
+    assert isinstance(got, (tuple, list)) and len(got) == 2, f'{where}returned {got!r}; it must return (value, move)'
+    return tuple(got)
 
 
 def score_finished(score):
@@ -285,7 +285,7 @@ def score_moves(score):
                    f'still return one of them (any of {oracle.empty_cells(board)}): check how your search picks a '
                    'move when no move is good.' if loses else
                    f'The best moves here are {oracle.optimal_moves(board, player)}.'))
-        assert cell is not None, f'{where}but a move must be a (row, col) tuple of two integers'
+        assert cell is not None, f'{where}but a move must be a (row, col) pair of two integers'
         assert cell in oracle.empty_cells(board), f'{where}but that is not an empty cell'
         best = oracle.optimal_moves(board, player)
         after = oracle.value(oracle.place(board, *cell, player), oracle.other(player))

@@ -30,7 +30,6 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
 
 log = logging.getLogger(__name__)
-KERNEL_SOURCES = ('forked', 'cold')
 
 
 @dataclass(frozen=True)

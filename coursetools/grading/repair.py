@@ -86,7 +86,9 @@ def read_notebook(path):
         changes, repaired = nbformat.validator.normalize(nb, strip_invalid_metadata=True)
         nb = nbformat.from_dict(repaired)
         seen = set()
-        for cell in nb.cells:  # cell ids must be unique; copied cells may share one
+        for cell in nb.cells:  # cell ids (nbformat 4.5 on) must be unique; copied cells may share one
+            if 'id' not in cell:            # nbformat 4.0-4.4 has none, and must not get any
+                continue
             if cell.get('id') in seen:
                 cell.id = nbformat.corpus.words.generate_corpus_id()
                 changes += 1
@@ -143,14 +145,15 @@ def released_sources(course, assignment, name):
 _released = {}
 
 
-def stage(course, assignment, staging):
-    """Copy submitted/*/<assignment>/ into `staging`, repaired; return {student: notes} for every student."""
+def stage(course, assignment, staging, students=None):
+    """Copy submitted/*/<assignment>/ into `staging`, repaired (only `students`, if given); return {student: notes}
+    for every student staged."""
     course, staging = pathlib.Path(course), pathlib.Path(staging)
     names = notebook_names(course, assignment)
     report = {}
     for student_folder in sorted((course / 'submitted').iterdir()):
         folder = student_folder / assignment
-        if not folder.is_dir():
+        if not folder.is_dir() or students is not None and student_folder.name not in students:
             continue
         target = staging / student_folder.name / assignment
         if target.exists():

@@ -8,16 +8,7 @@ after another (`coursetools.grading.pipeline`). So only this process writes the 
     report = run.run()                                     # ... and grade when the submissions are ready
     run.close()
 
-Settings, in nbgrader_config.py (`make grade`'s options override them)::
-
-    c.Grading.scheduler = ''          # an existing Dask scheduler (tcp://host:8786); '' starts a LocalCluster
-    c.Grading.workers = 0             # notebooks at once on the LocalCluster (0: cores + 1)
-    c.Grading.kernels = 'forked'      # where kernels come from: 'forked' or 'cold'
-    c.Grading.scheduler_timeout = 30  # seconds to wait for that scheduler
-    c.Grading.pooled_gradebook = True     # speed-ups with nbgrader's internals (coursetools.grading.adapters): on by
-    c.Grading.cached_validation = True    # default with the nbgrader they were tested with, off with any other
-    c.Grading.in_process_alembic = True
-    c.Grading.fast_feedback_html = True
+Its settings are `c.Grading.*` (`coursetools.grading.settings`).
 """
 from __future__ import annotations
 
@@ -30,35 +21,12 @@ import uuid
 import warnings
 from dataclasses import dataclass, field
 
-from traitlets import Bool, Enum, Float, Integer, Unicode
-from traitlets.config import Configurable
-
 from coursetools.grading import adapters
 
 from coursetools.grading import cluster, pool
 from coursetools.grading.pipeline import Pipeline, PreparedNotebook, Unreadable
 from coursetools.grading.progress import Progress
-
-
-class Grading(Configurable):
-    """Settings of parallel grading (`c.Grading.*` in nbgrader_config.py)."""
-
-    scheduler = Unicode('', help='Address of an existing Dask scheduler (tcp://host:8786); empty: a LocalCluster '
-                                 'of worker threads in the grading process.').tag(config=True)
-    scheduler_timeout = Float(30, help='Seconds to wait for the scheduler given before giving up with a one-line '
-                                       'message.').tag(config=True)
-    workers = Integer(0, help='Notebooks executed at once on the LocalCluster (0: cores + 1).').tag(config=True)
-    kernels = Enum(pool.KERNEL_SOURCES, 'forked', help="Where kernels come from: 'forked' from a warm sandboxed fork "
-                                                       "server, or 'cold' (plain nbgrader's way, and where no fork "
-                                                       "server can start).").tag(config=True)
-    pooled_gradebook = Bool(True, help='Let nbgrader share one gradebook connection for the run and commit once '
-                                        'per notebook (coursetools.grading.adapters).').tag(config=True)
-    cached_validation = Bool(True, help="Compile nbgrader's cell-metadata schema once instead of once per "
-                                         'cell (coursetools.grading.adapters).').tag(config=True)
-    in_process_alembic = Bool(True, help="Read a new gradebook's schema revision in this process instead of "
-                                          'running `alembic heads` (coursetools.grading.adapters).').tag(config=True)
-    fast_feedback_html = Bool(True, help='Write feedback with coursetools.grading.adapters.FeedbackHTMLExporter: the '
-                                          "same pages as nbconvert's HTML exporter, faster.").tag(config=True)
+from coursetools.grading.settings import Grading
 
 
 class NoWorkerCanGrade(RuntimeError):
@@ -209,7 +177,11 @@ class Run:
     def _grade_each(self, submissions, starter):
         waiting = []          # sanitized while the cluster was still starting
         completed = None
+        self.no_worker = None
         for submission in submissions:
+            if self.no_worker is not None:
+                self._not_sent(submission, self.no_worker)
+                continue
             prepared = self._prepare(submission)
             if prepared is None:
                 continue
@@ -223,20 +195,25 @@ class Run:
             for item in waiting:
                 self._submit(completed, *item)
             waiting.clear()
-            while completed.has_ready():
-                self._collect(next(completed))
+            self._wait(completed, keep=self._window())
         if waiting:
             completed = completed or self._completed(starter)
             for item in waiting:
                 self._submit(completed, *item)
         if completed is not None:
-            self._drain(completed)
+            self._wait(completed, keep=0)
 
-    def _drain(self, completed):
-        """Collect the rest; new workers are checked as they join; when no worker can grade any more, the
-        notebooks left are not graded (machine faults, not the students')."""
+    def _window(self):
+        """How many notebooks may be out on the workers at once: enough to keep every slot busy; the rest of the
+        class waits here unread, so that this process's memory does not grow with the class."""
+        return 2 * max(self.cluster.threads, 1) + 2
+
+    def _wait(self, completed, keep):
+        """Collect results until at most `keep` notebooks are out; new workers are checked as they join; when no
+        worker can grade any more, the notebooks out are not graded (machine faults, not the students'), and
+        neither are those not sent yet."""
         checked = time.monotonic()
-        while completed.count():
+        while len(self.pending) > keep:
             batch = completed.next_batch(block=False)
             for future in batch:
                 self._collect(future)
@@ -246,11 +223,12 @@ class Run:
             checked = time.monotonic()
             self._bad_workers(self.cluster.prove(self.spec))
             if not self.cluster.can_grade():
+                self.no_worker = 'no worker can grade: ' + '; '.join(
+                    f'{address}: {problem}' for address, problem in self.report.bad_workers.items())
                 for future in list(self.pending):
                     submission = self.pending.pop(future)[0]
                     future.release()
-                    self._machine_fault(submission, 'no worker can grade: ' + '; '.join(
-                        f'{address}: {problem}' for address, problem in self.report.bad_workers.items()))
+                    self._machine_fault(submission, self.no_worker)
                 return
 
     def _completed(self, starter):
@@ -342,6 +320,13 @@ class Run:
             return
         del self.unfinished[id(submission)]
         self.pipeline.forget(submission)
+        self.report.unfinished.append(submission.student)
+        self.report.note(submission.student, f'not graded because of the workers: {why}')
+        self._status(submission.student)
+        self._advance()
+
+    def _not_sent(self, submission, why):
+        """Never sent to a worker, the workers being gone: nothing is recorded for it either."""
         self.report.unfinished.append(submission.student)
         self.report.note(submission.student, f'not graded because of the workers: {why}')
         self._status(submission.student)

@@ -58,7 +58,7 @@ def _run_app(command, argv):
     """(exit code, log) of nbgrader's app for `command`, run here, with the speed-ups `c.Grading` turns on."""
     import nbgrader.apps
     from coursetools.grading import adapters
-    from coursetools.grading.run import Grading
+    from coursetools.grading.settings import Grading
     log = io.StringIO()
     try:
         with contextlib.redirect_stderr(log), contextlib.redirect_stdout(log):

@@ -26,7 +26,8 @@ from coursetools.instructor import democlass
 
 from coursetools.instructor import marks
 
-from coursetools.grading import cluster, pool
+from coursetools.grading import cluster
+from coursetools.grading.settings import KERNEL_SOURCES
 
 from coursetools.grading import repair
 
@@ -57,25 +58,28 @@ def check_environment(course):
                          f'Grade with that folder\'s own environment: run `make grade` in {course.root}.')
 
 
-def start_workers(course, assignment, db=None, options=(), sequential=False, **settings):
+def start_workers(course, assignment, db=None, options=(), sequential=False, students=None, **settings):
     """The autograde run of `assignment`, its workers starting now (`grading.start`), or None with
     `sequential`. `settings`: those of `grading.start`."""
     if sequential:
         return None
     from coursetools.grading import run as grading
-    return grading.start(assignment, db_url=db, submitted_dir=course.staging, options=options, **settings)
+    return grading.start(assignment, db_url=db, submitted_dir=course.staging, options=options, students=students,
+                         **settings)
 
 
-def autograde(course, assignment, db=None, options=(), sequential=False, started=None, on_tail=None):
-    """Stage repaired copies of the submissions, then autograde them (in `started`, the run from
-    `start_workers`, unless `sequential`); returns ({student: notes}, run report)."""
-    notes = repair.stage(course.root, assignment, course.staging)
+def autograde(course, assignment, db=None, options=(), sequential=False, started=None, on_tail=None, students=None):
+    """Stage repaired copies of the submissions (only `students`', if given), then autograde them (in `started`,
+    the run from `start_workers`, unless `sequential`); returns ({student: notes}, run report)."""
+    notes = repair.stage(course.root, assignment, course.staging, students)
     for student, student_notes in notes.items():
         for note in student_notes:
             print(f'   {student}: {note}', flush=True)
     run = None
     if sequential:
-        sequential_autograde(course, assignment, notes, db, options)
+        only = [] if students is None else ['--CourseDirectory.student_id_exclude=' + ','.join(
+            s for s in course.students(assignment) if s not in students)]
+        sequential_autograde(course, assignment, notes, db, list(options) + only)
         for student, found in static_notes(course, assignment, db).items():
             notes[student] = list(dict.fromkeys(notes.get(student, []) + found))
             print(f'   {student}: {"; ".join(found)}', flush=True)
@@ -159,14 +163,15 @@ def helper_count(course, assignments):
     return commands.share_count(largest, os.cpu_count() or 1) - 1
 
 
-def grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings):
+def grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings, students=None):
     """Release, autograde and feedback of each assignment; {assignment: autograde run report}. `helpers`: the
     forked helpers (`commands.ForkedHelpers`), or None; `reports` receives each assignment's `commands.Report`,
     begun beside its feedback."""
     runs = {}
     for assignment in graded:
         # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
-        started = start_workers(course, assignment, db=db, options=options, sequential=sequential, **settings)
+        started = start_workers(course, assignment, db=db, options=options, sequential=sequential,
+                                students=students, **settings)
         try:
             with phases.start(f'{assignment}: release'):
                 print(f'== {assignment}: release', flush=True)
@@ -183,19 +188,21 @@ def grade_each(course, graded, phases, helpers, reports, db, options, sequential
                 with phases.start(f'{assignment}: autograde'):
                     print(f'== {assignment}: autograde', flush=True)
                     notes, runs[assignment] = autograde(course, assignment, db=db, options=options,
-                                                        sequential=sequential, started=started, on_tail=on_tail)
+                                                        sequential=sequential, started=started, on_tail=on_tail,
+                                                        students=students)
                     write_status(course, assignment, notes)
                 reports[assignment] = commands.Report(course, assignment, db or course.db_url, helpers)
                 with phases.start(f'{assignment}: feedback'):
                     print(f'== {assignment}: feedback', flush=True)
-                    feedback.run(course.graded_students(assignment))
+                    feedback.run([s for s in course.graded_students(assignment)
+                                  if students is None or s in students])
         finally:
             if started is not None:
                 started.close()
     return runs
 
 
-def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **settings):
+def grade(course, assignment_ids=None, db=None, options=(), sequential=False, students=None, **settings):
     """Grade every submission of each assignment that has any; `db` is a gradebook URL (default: gradebook.db in
     the course); `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30.
     Returns ({assignment: autograde run report}, {phase: seconds})."""
@@ -210,8 +217,13 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
     if unknown:
         raise SystemExit(f'No such assignment in source/: {", ".join(unknown)} '
                          f'(there are: {", ".join(course.assignments())})')
-    graded = [a for a in wanted if course.students(a)]
-    empty = [a for a in wanted if a not in graded]
+    if students is not None:
+        missing = [s for s in students if not any(s in course.students(a) for a in wanted)]
+        if missing:
+            raise SystemExit(f'No submission from {", ".join(missing)} in {course.submitted} for '
+                             f'{", ".join(wanted)}.')
+    graded = [a for a in wanted if any(students is None or s in students for s in course.students(a))]
+    empty = [a for a in wanted if not course.students(a)]
     if empty:
         print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)
     phases = Phases()
@@ -221,7 +233,7 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, **
     forked = len(helpers.all) if helpers else 0
     reports = {}
     try:
-        runs = grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings)
+        runs = grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings, students)
         if graded:
             with phases.start('export'):
                 export(course, db=db)
@@ -263,10 +275,13 @@ def main(argv=None):
     parser.add_argument('--scheduler-timeout', type=float, help='seconds to wait for --scheduler before giving up '
                         '(default: c.Grading.scheduler_timeout, 30)')
     parser.add_argument('--workers', type=int, help='notebooks at once on the LocalCluster (default: cores + 1)')
-    parser.add_argument('--kernels', choices=pool.KERNEL_SOURCES,
+    parser.add_argument('--kernels', choices=KERNEL_SOURCES,
                         help='where kernels come from (default: c.Grading.kernels, forked)')
     parser.add_argument('--sequential', action='store_true',
                         help='grade one notebook at a time with plain `nbgrader autograde` instead of Dask')
+    parser.add_argument('--student', action='append', dest='students', metavar='ID',
+                        help='grade only this student (again: more students); the others keep their marks, and '
+                        'grades.csv and the report cover everyone')
     parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')
     parser.add_argument('--no-progress', action='store_true', help='status lines only, no progress bar')
     parser.add_argument('--json', metavar='FILE', help='write each run\'s report (notes, timings) to FILE')
@@ -285,7 +300,7 @@ def main(argv=None):
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
-                             **settings)
+                             students=args.students, **settings)
     except (cluster.SchedulerUnreachable, NoWorkerCanGrade) as error:
         raise SystemExit(f'Cannot grade: {error}') from None
     if args.json:
