@@ -226,8 +226,8 @@ class Session:
             outcomes = self._outcomes(name, reply, len(calls))
         except answers.AnswerError as error:
             self.notes.append(f'the kernel did not answer a call of {name} properly: {error}')
-            raise answers.AnswerError(f'{name}: the kernel did not answer ({error}). Was IPython or the '
-                                      'notebook\'s machinery changed by a cell?') from None
+            raise answers.AnswerError(f'{name}: no answer came back from your kernel ({error}). Does the call '
+                                      'end? A loop that never stops, or prints without end, looks like this.') from None
         if shared is not None:
             shared.clear()
             contents = reply.get('shared') if isinstance(reply.get('shared'), dict) else {}
