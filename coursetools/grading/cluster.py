@@ -32,6 +32,7 @@ class Cluster:
         from distributed import Client, LocalCluster
         self.local = None
         self.proven: dict = {}          # worker address -> None (may grade) or why it may not
+        self.withdrawn: set = set()     # proven workers that later failed a notebook through their own fault
         # distributed keeps its last low-level messages for debugging (1,000 by default); in this process they
         # are the jobs and results themselves, about 0.45 MiB a notebook: keep few, so memory stays flat.
         dask.config.set({'distributed.admin.low-level-log-length': 16})
@@ -73,9 +74,10 @@ class Cluster:
         return failed
 
     def can_grade(self) -> bool:
-        """True while some connected worker holds grading slots."""
-        workers = self.client.scheduler_info(n_workers=-1).get('workers', {}).values()
-        return any((info.get('resources') or {}).get(SLOT_RESOURCE, 0) > 0 for info in workers)
+        """True while some worker the scheduler has now (asked, not a cached view) was proven and has not failed
+        a notebook since."""
+        return any(address in self.proven and self.proven[address] is None and address not in self.withdrawn
+                   for address in self.client.nthreads())
 
     def submit(self, job: ExecutionJob, attempt: int = 0):
         return self.client.submit(run_job, job, pure=False, resources={SLOT_RESOURCE: 1},

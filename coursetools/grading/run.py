@@ -287,6 +287,7 @@ class Run:
             results[notebook.name] = future.result()
         except pool.WorkerFault as fault:
             who, _, why = str(fault).partition(': ')
+            self.cluster.withdrawn.add(who)
             self._bad_workers({who: why})
             if attempt + 1 < self.MAX_ATTEMPTS and self.cluster.can_grade():
                 self._send(completed, job, (submission, prepared, notebook, results), attempt + 1)
