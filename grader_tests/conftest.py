@@ -51,16 +51,25 @@ def no_checker_server_outlives_its_module():
     CheckerServer.close_shared()
 
 
-# `make test` runs the modules in parallel (pytest-xdist, --dist loadgroup): a module's tests stay on one worker
-# (its module fixtures are made once), and modules that share a session fixture share a worker too.
-SHARED_WORKER = {'test_postgres': 'test_demo_class'}      # both read the demo class graded once (graded_class)
+# `make test` runs the modules in parallel (pytest-xdist, --dist loadscope): a module's tests stay on one worker,
+# so that its module fixtures are made once; a session fixture two modules share is made once for all the test
+# processes (`made_once`).
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
-    for item in items:
-        module = item.module.__name__.rpartition('.')[2]
-        item.add_marker(pytest.mark.xdist_group(SHARED_WORKER.get(module, module)))
+def made_once(tmp_path_factory, name, make):
+    """`make(folder)` run by the first test process that asks, under a lock; the others wait and reuse the folder.
+    Returns (folder, what make returned, read back from a file beside it)."""
+    import fcntl
+    import json
+    shared = tmp_path_factory.getbasetemp().parent if os.environ.get('PYTEST_XDIST_WORKER') else \
+        tmp_path_factory.getbasetemp()
+    folder, result = shared / name, shared / f'{name}.json'
+    with open(shared / f'{name}.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result.exists():
+            folder.mkdir()
+            result.write_text(json.dumps(make(folder)))
+    return folder, json.loads(result.read_text())
 
 
 @pytest.fixture(scope='session', autouse=True)
@@ -129,8 +138,13 @@ def reference():
 
 @pytest.fixture(scope='session')
 def graded_class(tmp_path_factory):
-    """The whole demo class graded once by `make grade`'s code path, in a copy of the course."""
-    course = copy_course(tmp_path_factory.mktemp('course'))
-    result = run_grade(course)
+    """The whole demo class graded once by `make grade`'s code path, in a copy of the course (once for every
+    test process): (course folder, the run's returncode, stdout and stderr)."""
+    def grade(folder):
+        result = run_grade(copy_course(folder / 'course'))
+        return {'returncode': result.returncode, 'stdout': result.stdout, 'stderr': result.stderr}
+
+    folder, result = made_once(tmp_path_factory, 'graded-demo-class', grade)
+    result = subprocess.CompletedProcess([], result['returncode'], result['stdout'], result['stderr'])
     assert result.returncode == 0, result.stdout + result.stderr
-    return course, result
+    return folder / 'course', result
