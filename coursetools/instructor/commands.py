@@ -140,10 +140,12 @@ class Feedback:
             failed.append((argv, log))
 
     def _argv(self, students, share):
+        """generate_feedback for `share` alone: every other student graded (not only those of this run, when
+        one student is regraded) is left out."""
         argv = [self.assignment, '--force']
-        if len(share) < len(students):
-            mine = set(share)
-            argv.append(f'--CourseDirectory.student_id_exclude={",".join(s for s in students if s not in mine)}')
+        others = sorted((set(self.course.graded_students(self.assignment)) | set(students)) - set(share))
+        if others:
+            argv.append(f'--CourseDirectory.student_id_exclude={",".join(others)}')
         return _argv(argv, self.db)
 
     def close(self):
