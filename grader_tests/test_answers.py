@@ -9,13 +9,9 @@ import numpy
 import pytest
 
 from coursetools.game import analysis
-
 from coursetools.judge import answers
-
 from coursetools.judge import checker_plan
-
 from coursetools.sandbox import kernel_agent
-
 from coursetools.game import oracle
 from coursetools.checks import alpha_beta, noughts_and_crosses
 

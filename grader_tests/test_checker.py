@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 from coursetools.judge import checker
-
 from coursetools.judge import checker_plan
 from conftest import ROOT
 

@@ -9,7 +9,6 @@ import random
 import pytest
 
 from coursetools.game import analysis
-
 from coursetools.game import oracle
 from test_alpha_beta import reference_functions as workbook_functions
 from test_widget import PLAIN_SCORE, check_drawing

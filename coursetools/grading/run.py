@@ -22,7 +22,6 @@ import warnings
 from dataclasses import dataclass, field
 
 from coursetools.grading import adapters
-
 from coursetools.grading import cluster, pool
 from coursetools.grading.pipeline import Pipeline, PreparedNotebook, Unreadable
 from coursetools.grading.progress import Progress
