@@ -3,9 +3,8 @@ import functools
 import os
 import sysconfig
 
-from coursetools.grading.autograde import (HideHiddenTests, ResolveDuplicateGradeIds, RestoreHiddenTests,
-                                   SaveAutoGradesIgnoringStderr)
-from coursetools.grading.repair import grade_renamed_notebooks
+from coursetools.grading.autograde import HideHiddenTests, RestoreHiddenTests, SaveAutoGradesIgnoringStderr
+from coursetools.instructor.repair import ResolveDuplicateGradeIds, grade_renamed_notebooks
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, GetGrades,
                                     IgnorePattern, LimitOutput, OverwriteKernelspec)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
@@ -23,6 +22,8 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.db_url = 'sqlite:///' + os.path.join(c.CourseDirectory.root, 'gradebook.db')
 c.CourseDirectory.assignment_id = ''
 c.CourseDirectory.ignore = ['.ipynb_checkpoints', '*.pyc', '__pycache__', 'feedback']
+# The exchange in the course folder (exchange/README.md), so formgrader's Release and Collect work on a fresh clone.
+c.Exchange.root = os.path.join(c.CourseDirectory.root, 'exchange')
 
 # nbconvert checks the notebook against nbformat's schema once, after the last step, instead of after every step
 # (about ten per notebook in autograde): an invalid notebook still stops there.

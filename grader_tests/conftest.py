@@ -15,7 +15,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # sandbox that does not start is a defect. On a machine without user namespaces, opt out explicitly.
 needs_sandbox = pytest.mark.skipif(os.environ.get('COURSE_TESTS_WITHOUT_SANDBOX') == '1',
                                    reason='COURSE_TESTS_WITHOUT_SANDBOX=1: the sandbox cannot run on this machine')
-COURSE_FILES = ('source', 'release', 'demo_class', 'nbgrader_config.py')
+COURSE_FILES = ('source', 'release', 'demo_class', 'exchange', 'nbgrader_config.py')
 
 
 def pytest_report_header(config):

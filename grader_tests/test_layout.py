@@ -140,3 +140,38 @@ def test_no_name_is_used_that_is_not_defined():
     reporter = Collect()
     pyflakes.api.checkRecursive([str(PACKAGE)], reporter)
     assert reporter.found == []
+
+
+ENGINE = ('grading', 'judge', 'sandbox', 'game')   # the grading engine: all but checks/, widget/, instructor/
+MODULE_LINES = 400
+ENGINE_CODE_LINES = 4500
+
+
+def code_lines(source):
+    """Lines of code as cloc counts Python: no blank lines, comments or docstrings."""
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, 'body', None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+    return sum(1 for number, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith('#') and number not in docstrings)
+
+
+def test_code_lines_are_counted_as_cloc_counts_them():
+    source = '"""Module\ndocstring."""\n\n# a comment\nimport os\n\n\ndef f():\n    """One."""\n    return 1  # two\n'
+    assert code_lines(source) == 3
+
+
+def test_no_module_is_over_400_lines():
+    long = {name: n for name, path in course_modules().items()
+            if (n := len(path.read_text().splitlines())) > MODULE_LINES}
+    assert long == {}
+
+
+def test_the_grading_engine_stays_small_enough_to_hold_in_mind():
+    lines = {name: code_lines(path.read_text()) for name, path in course_modules().items() if folder(name) in ENGINE}
+    print(f'engine: {sum(lines.values())} lines of code in {len(lines)} modules')
+    assert sum(lines.values()) <= ENGINE_CODE_LINES, sorted(lines.items(), key=lambda item: -item[1])[:10]

@@ -25,7 +25,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from conftest import ROOT, copy_course, needs_sandbox
 from coursetools.instructor import marks
-from coursetools.grading import repair
+from coursetools.instructor import repair
 from coursetools.grading.autograde import HideHiddenTests
 from test_demo_class import EXPECTED
 from test_hostile import CATALOGUE, ada, build_duplicator, build_editor, filled, write_student
@@ -189,24 +189,31 @@ def test_feedback_shows_the_students_traceback_and_no_hidden_test(instructor):
 
 
 def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_path):
+    """The instructor's commands use the exchange the course configures; a student on the machine names it."""
     course = instructor.course
-    exchange, home = tmp_path / 'exchange', tmp_path / 'zoe'
-    exchange.mkdir()
+    home = tmp_path / 'zoe'
     home.mkdir()
-    exchange.chmod(0o777)
-    where = [f'--Exchange.root={exchange}']
-    student = [*where, '--CourseDirectory.course_id=minimax']
-    for folder, args in ((course, ['release_assignment', ASSIGNMENT, *where]),
+    student = [f'--Exchange.root={course / "exchange"}', '--CourseDirectory.course_id=minimax']
+    for folder, args in ((course, ['release_assignment', ASSIGNMENT]),
                          (home, ['fetch_assignment', ASSIGNMENT, *student])):
         result = prefixed_nbgrader(folder, course, *args)
         assert result.returncode == 0, log_of(result)[-2000:]
     nbformat.write(filled(*ada()), home / ASSIGNMENT / NOTEBOOK)
     for folder, args in ((home, ['submit', ASSIGNMENT, *student, '--CourseDirectory.student_id=zoe']),
-                         (course, ['collect', ASSIGNMENT, *where]),
+                         (course, ['collect', ASSIGNMENT]),
                          (course, ['autograde', ASSIGNMENT, '--student=zoe'])):
         result = prefixed_nbgrader(folder, course, *args)
         assert result.returncode == 0, log_of(result)[-2000:]
     assert task_marks(course)['zoe'] == (1, 3, 2, 1, 3, 2)
+
+
+def test_formgrader_finds_the_exchange_on_a_fresh_checkout(tmp_path):
+    """formgrader disables Release and Collect when its exchange is missing (NbGraderAPI.exchange_missing)."""
+    course = checkout(tmp_path / 'course', students=[])
+    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    assert api.exchange_root == str(course / 'exchange')
+    assert not api.exchange_missing
 
 
 @pytest.fixture(scope='module')
@@ -243,8 +250,8 @@ def test_make_clean_removes_the_staging_folder_too_and_keeps_the_gradebook(tmp_p
     result = subprocess.run(['make', 'clean'], cwd=course, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in course.iterdir() if not p.name.startswith('.')) == [
-        'Makefile', 'backups', 'coursetools', 'demo_class', 'nbgrader_config.py', 'pyproject.toml', 'release',
-        'requirements.txt', 'source', 'submitted']
+        'Makefile', 'backups', 'coursetools', 'demo_class', 'exchange', 'nbgrader_config.py', 'pyproject.toml',
+        'release', 'requirements.txt', 'source', 'submitted']
     assert not (course / '.grading').exists() and (course / 'submitted/ada' / ASSIGNMENT / NOTEBOOK).exists()
     kept = list((course / 'backups').glob('gradebook-*.db'))
     assert len(kept) == 1 and kept[0].read_text() == 'manual grades and comments'

@@ -261,8 +261,8 @@ def score_values(score):
         expected = oracle.value(board, player)
         hint = ''
         if expected and value == -expected:
-            hint = (f' The sign is the wrong way round: a value is always from x\'s point of view (+1: x wins), '
-                    f'whoever is to move.')
+            hint = (" The sign is the wrong way round: a value is always from x's point of view (+1: x wins), "
+                    'whoever is to move.')
         elif isinstance(value, (int, float)) and player == 'o' and value > expected:
             hint = ' Does o choose the smallest value? o wants the result to be as bad as possible for x.'
         elif isinstance(value, (int, float)) and player == 'x' and value < expected:

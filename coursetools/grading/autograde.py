@@ -4,11 +4,8 @@ import re
 from nbconvert.utils.base import NbConvertBase
 from nbformat import NotebookNode
 from nbgrader.api import MissingEntry
-from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
+from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells, SaveAutoGrades
 from traitlets import List
-
-from coursetools.grading import repair
 
 ANSI_CODE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 
@@ -34,23 +31,6 @@ class SaveAutoGradesIgnoringStderr(SaveAutoGrades):
             return super().preprocess_cell(cell, resources, cell_index)
         finally:
             cell.outputs = outputs
-
-
-class ResolveDuplicateGradeIds(NbGraderPreprocessor):
-    """Sanitize step: one cell per grade_id, kept as `make grade` keeps it (`repair.resolve_duplicate_grade_ids`).
-
-    JupyterLab's copy/paste and split-cell copy a cell's grade_id. nbgrader's DeduplicateIds keeps the last copy
-    even when the student answered in another one; this keeps the last answered copy, so plain nbgrader and
-    formgrader grade the cell that `make grade` grades. A no-op on notebooks that `make grade` staged.
-    """
-
-    def preprocess(self, nb, resources):
-        info = resources['nbgrader']
-        course_root = CourseDirectory(config=self.config).root
-        released = repair.released_sources(course_root, info['assignment'], info['notebook'] + '.ipynb')
-        for note in repair.resolve_duplicate_grade_ids(nb, released):
-            self.log.warning('%s: %s', info['student'], note)
-        return nb, resources
 
 
 class RestoreHiddenTests(OverwriteCells):

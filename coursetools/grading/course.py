@@ -41,7 +41,7 @@ class Course:
 
     @property
     def staging(self) -> Path:
-        """Repaired copies of the submissions, which nbgrader grades (coursetools.grading.repair)."""
+        """Repaired copies of the submissions, which nbgrader grades (coursetools.instructor.repair)."""
         return self.root / '.grading' / 'submitted'
 
     @property

@@ -25,7 +25,7 @@ from coursetools.instructor import democlass
 from coursetools.instructor import marks
 from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
-from coursetools.grading import repair
+from coursetools.instructor import repair
 from coursetools.sandbox import bubblewrap as sandbox
 from coursetools.grading.course import Course
 from coursetools.grading.run import NoWorkerCanGrade

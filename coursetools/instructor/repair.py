@@ -15,7 +15,7 @@ nbgrader_config.py). Each student gets a list of notes for the report.
 
 Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the same repairs happen inside nbgrader:
 `grade_renamed_notebooks` (its `Autograde.pre_convert_hook`) writes a renamed notebook's gradable copy beside the
-student's file, and `coursetools.grading.autograde.ResolveDuplicateGradeIds` resolves duplicated cells while sanitizing.
+student's file, and `ResolveDuplicateGradeIds` (below) resolves duplicated cells while sanitizing.
 """
 import json
 import os
@@ -23,6 +23,8 @@ import pathlib
 import shutil
 
 import nbformat
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets.log import get_logger
 
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
@@ -224,3 +226,20 @@ def _grade_renamed_notebooks(course, listed_folder, notebooks, log):
         shown = target.relative_to(course) if target.is_relative_to(course) else target
         log.warning('%s: %s, from a copy that the grader wrote beside it: %s (the student\'s file is unchanged)%s',
                     folder.parent.name, note, shown, ''.join(f'; {n}' for n in notes))
+
+
+class ResolveDuplicateGradeIds(NbGraderPreprocessor):
+    """Sanitize step: one cell per grade_id, kept as `make grade` keeps it (`resolve_duplicate_grade_ids`).
+
+    JupyterLab's copy/paste and split-cell copy a cell's grade_id. nbgrader's DeduplicateIds keeps the last copy
+    even when the student answered in another one; this keeps the last answered copy, so plain nbgrader and
+    formgrader grade the cell that `make grade` grades. A no-op on notebooks that `make grade` staged.
+    """
+
+    def preprocess(self, nb, resources):
+        info = resources['nbgrader']
+        course_root = CourseDirectory(config=self.config).root
+        released = released_sources(course_root, info['assignment'], info['notebook'] + '.ipynb')
+        for note in resolve_duplicate_grade_ids(nb, released):
+            self.log.warning('%s: %s', info['student'], note)
+        return nb, resources
