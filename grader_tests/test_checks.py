@@ -2,6 +2,7 @@
 one mistake in one task. The oracle is checked against the numbers published in the source worksheets."""
 import contextlib
 import io
+import re
 
 import pytest
 
@@ -62,8 +63,16 @@ def test_print_state_is_lenient_on_blank_lines_and_trailing_spaces_only():
             print('|'.join(row).upper())
 
     hidden.print_state_format(roomy)
-    with pytest.raises(AssertionError, match='should print three rows'):
+    with pytest.raises(AssertionError, match='should print three rows') as failed:
         hidden.print_state_format(capitals)
+    message = str(failed.value).splitlines()
+    assert message[-4].split() == ['expected', 'printed']
+    pairs = [re.split(r"(?<=')\s{2,}(?=')", line.replace('<- first difference', '').strip()) for line in message[-3:]]
+    assert all(right == left.upper() for left, right in pairs), pairs
+    differs = [left != right for left, right in pairs]
+    assert [line.endswith('<- first difference') for line in message[-3:]] == [
+        i == differs.index(True) for i in range(3)]
+    assert sum(line.endswith('<- first difference') for line in message) == 1
 
 
 def test_moves_accepts_numpy_integers_and_any_order_but_not_a_set():

@@ -190,9 +190,9 @@ def test_unreadable_notebook_is_reported_and_the_others_are_graded(released, tmp
     assert report.failed == ['eve']
     assert any('unreadable' in note and f'{ASSIGNMENT}.ipynb' in note for note in report.notes['eve'])
     assert report.notes['ada'] == ['repaired notebook: cells re-ordered']
-    lines = log.getvalue().splitlines()
+    lines = [line.strip() for line in log.getvalue().splitlines()]
     assert any(line.startswith('eve: not a notebook / unreadable') for line in lines), lines
-    assert any(line.startswith('ada: repaired notebook') for line in lines), lines
+    assert not any('repaired notebook' in line for line in lines), lines     # its finder printed it already
     got = task_marks(course)
     assert got['ada'] == EXPECTED['ada'] and got['max'] == EXPECTED['max']
     assert not (course / 'autograded' / 'eve' / ASSIGNMENT).exists()   # as nbgrader: a failed submission leaves nothing

@@ -120,3 +120,76 @@ def test_cli(graded_class, tmp_path):
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert (course / 'reports' / f'{A}.html').exists() and f'reports/{A}.html' in result.stdout
+
+
+@pytest.fixture(scope='module')
+def troubled_class(tmp_path_factory):
+    """Graded by `make grade`'s code path, 30 s a cell: ada changed a locked cell, ben's perfect_game prints in a
+    loop that never ends, eve's notebook is truncated JSON and an earlier grading left her an autograded notebook
+    and a feedback page. Returns (course, completed process)."""
+    from conftest import copy_course, run_grade
+    course = copy_course(tmp_path_factory.mktemp('troubled') / 'course', students=['ada', 'ben', 'eve'])
+    for student in ('ada', 'ben', 'eve'):
+        shutil.rmtree(course / 'submitted' / student / 'alpha_beta')
+    path = course / 'submitted' / 'ben' / A / f'{A}.ipynb'
+    nb = nbformat.read(path, as_version=4)
+    game = next(c for c in nb.cells if c.metadata.get('nbgrader', {}).get('grade_id') == 'perfect_game')
+    game.source = 'def perfect_game():\n    turn = 0\n    while True:\n        turn += 1\n        print("turn", turn)\n'
+    nbformat.write(nb, path)
+    path = course / 'submitted' / 'ada' / A / f'{A}.ipynb'
+    nb = nbformat.read(path, as_version=4)
+    helpers = next(c for c in nb.cells if c.metadata.get('nbgrader', {}).get('grade_id') == 'helpers')
+    helpers.source += '\nEMPTY_BOARD = None  # "fixed" by the student'
+    nbformat.write(nb, path)
+    (course / 'submitted' / 'eve' / A / f'{A}.ipynb').write_text('{"cells": [')
+    for stale in (course / 'autograded' / 'eve' / A / f'{A}.ipynb', course / 'feedback' / 'eve' / A / f'{A}.html'):
+        stale.parent.mkdir(parents=True)
+        stale.write_text('from an earlier grading')
+    return course, run_grade(course, A, '--SandboxedExecute.timeout=30')
+
+
+def test_a_changed_locked_cell_is_named_in_make_grades_output_and_the_report(troubled_class):
+    """nbgrader puts a changed locked cell back (its checksum differs); the instructor still hears of it."""
+    from coursetools.instructor import marks
+    course, result = troubled_class
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    output = (result.stdout + result.stderr).splitlines()          # the progress lines go to stderr
+    assert [line for line in output if line.startswith('   ada: ') and 'changed a locked cell (helpers)' in line]
+    problems = rows((course / 'reports' / f'{A}.html').read_text(), 'problems', 'student')
+    assert 'changed a locked cell (helpers)' in problems['ada']
+    table, _ = marks.marks_by_task(sqlite(course), A)
+    assert tuple(int(table['ada'][task]) for task in TASKS) == EXPECTED['ada']    # the cell was put back
+
+
+def test_a_submission_that_cannot_be_graded_leaves_nothing_stale_and_gets_a_page_saying_why(troubled_class):
+    from bs4 import BeautifulSoup
+    course, result = troubled_class
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert not (course / 'autograded' / 'eve' / A).exists()
+    page = BeautifulSoup((course / 'feedback' / 'eve' / A / f'{A}.html').read_text(), 'html.parser')
+    assert 'could not be graded' in page.h1.text
+    reasons = [item.text for item in page.find_all('li')]
+    assert any(f'{A}.ipynb is not a notebook' in reason for reason in reasons), reasons
+    assert 'Restart & Run All' in page.text and 'from an earlier grading' not in page.text
+    assert (course / 'feedback' / 'ada' / A / f'{A}.html').read_text().count('could not be graded') == 0
+
+
+def test_each_note_about_a_student_is_printed_once(troubled_class):
+    _, result = troubled_class
+    notes = [line.strip() for line in (result.stdout + result.stderr).splitlines()
+             if line.startswith(('   ada: ', '   eve: '))]
+    assert notes and len(notes) == len(set(notes)), notes
+    assert sum('is not a notebook' in note for note in notes) == 1, notes
+
+
+def test_a_loop_that_never_ends_says_so_with_what_it_printed(troubled_class):
+    course, _ = troubled_class
+    nb = nbformat.read(course / 'autograded' / 'ben' / A / f'{A}.ipynb', as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get('nbgrader', {}).get('grade_id') == 'perfect_game-boards')
+    error, = [o for o in cell.outputs if o.output_type == 'error']
+    first, *printed = error.evalue.splitlines()
+    assert error.ename == 'CellTimeoutError'
+    assert first.startswith('Cell did not finish within 30 s and was interrupted: perfect_game was still running '
+                            '(a loop that never ends?). The first lines it printed:'), first
+    assert [line.strip() for line in printed] == [f'turn {n}' for n in range(1, 13)]
+    assert 'tamper' not in error.evalue.lower()

@@ -15,6 +15,20 @@ def picture(board):
     return '\n'.join(rows + ['    ' + repr(board)])
 
 
+def side_by_side(expected, got, right='printed'):
+    """Expected and `got` lines in two columns, written with repr so that spaces show, the first line that
+    differs marked."""
+    count = max(len(expected), len(got))
+    left = [repr(line) for line in expected] + ['(nothing)'] * (count - len(expected))
+    right_column = [repr(line) for line in got] + ['(nothing)'] * (count - len(got))
+    width = max(map(len, left + ['expected'])) + 3
+    first = next((i for i in range(count) if left[i] != right_column[i]), None)
+    rows = [f'    {"expected":<{width}}{right}']
+    rows += [f'    {e:<{width}}{g}' + ('   <- first difference' if i == first else '')
+             for i, (e, g) in enumerate(zip(left, right_column))]
+    return '\n'.join(rows)
+
+
 def each(function, name, arguments, first=8):
     """(arguments, value) for each argument tuple, values fetched as they are needed (`first`: see
     `calls.outcomes`); a call that raised becomes an AssertionError naming the call."""

@@ -26,7 +26,7 @@ import re
 from coursetools.game import oracle
 from coursetools.judge import checker
 from coursetools.checks import calls
-from coursetools.checks.boards import as_board, as_move, each, picture, shown
+from coursetools.checks.boards import as_board, as_move, each, picture, shown, side_by_side
 from coursetools.checks.isolation import MISSING, clear_student_cache, memoized, replace_until_cell_ends
 from coursetools.checks.positions import finished_positions, unfinished_sample
 from coursetools.checks.references import every_board, every_move, reference_print_state, reference_score
@@ -126,8 +126,7 @@ def print_state_format(print_state):
         expected = ['|'.join(row).rstrip() for row in board]
         got = _lines(outcome.printed)
         assert got == expected, (
-            'print_state printed\n' + '\n'.join('    ' + line for line in got) +
-            f'\nbut should print three rows like this:\n{picture(board)}')
+            f'print_state should print three rows like this for\n{picture(board)}\n{side_by_side(expected, got)}')
 
 
 # --- task 2: score_end ------------------------------------------------------------------------------------

@@ -369,10 +369,13 @@ class Run:
             self._advance()
 
     def _status(self, student):
-        for note in self.known_notes.pop(student, []):
+        """Print what this run found about `student`; the notes known before it (staging) were printed then."""
+        known = self.known_notes.pop(student, [])
+        found = [note for note in self.report.notes.get(student, []) if note not in known]
+        for note in known:
             self.report.note(student, note)
-        if self.report.notes.get(student):
-            self.progress.status(f'{student}: ' + '; '.join(self.report.notes[student]))
+        if found:
+            self.progress.status(f'   {student}: ' + '; '.join(found))
 
 
 def _plain_resources(resources):

@@ -178,9 +178,9 @@ class TestCellsInChecker:
                 streams.append((content.get('name') == 'stderr' and 'stderr' or 'stdout', piece))
             elif kind == 'status' and content.get('execution_state') == 'idle':
                 idle = True
-        if interrupted_at is not None:
+        if interrupted_at is not None:      # the interrupted call's answer tells what it printed
             return {'gone': 'CellTimeoutError', 'message': f'Cell did not finish within {self.timeout} s and was '
-                                                           'interrupted.', 'streams': streams}
+                                                           'interrupted.', 'streams': streams, 'text': text}
         return {'text': text, 'streams': streams}
 
     async def _install_agent(self, kc, deadline):

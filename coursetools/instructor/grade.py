@@ -2,7 +2,7 @@
 of marks per task, the reports, and how long each phase took.
 
     python -m coursetools.instructor.grade [ASSIGNMENT ...] [--course DIR] [--sequential] [--scheduler ADDR] [--workers N]
-                                [--kernels forked|cold] [--db URL] [--student ID ...]
+                                [--kernels forked|cold] [--db URL] [--student ID ...] [--force]
                                 [--SomeNbgraderClass.setting=value ...]
 
 The course is the current folder (or --course). Release, feedback and export are nbgrader's own commands, as an
@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import time
 
@@ -26,6 +27,7 @@ from coursetools.instructor import marks
 from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
 from coursetools.instructor import repair
+from coursetools.instructor import unchanged
 from coursetools.sandbox import bubblewrap as sandbox
 from coursetools.grading.course import Course
 from coursetools.grading.run import NoWorkerCanGrade
@@ -84,6 +86,8 @@ def autograde(course, assignment, db=None, options=(), sequential=False, started
             notes[student] = list(dict.fromkeys(notes.get(student, []) + student_notes))
     ungraded = [s for s in notes if not list((course.staging / s / assignment).glob('*.ipynb'))]
     marks.record_zero(db or course.db_url, assignment, ungraded, course.staging)
+    for student in ungraded:        # a 0 now: nothing of an earlier grading stays beside it
+        shutil.rmtree(course.autograded / student / assignment, ignore_errors=True)
     return notes, run
 
 
@@ -137,6 +141,39 @@ def write_status(course, assignment, notes):
     path.write_text(json.dumps({s: n for s, n in sorted(notes.items()) if n}, indent=1) + '\n')
 
 
+UNGRADED_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{assignment}: not graded</title>
+<style>body {{ font-family: sans-serif; max-width: 46em; margin: 2em auto; line-height: 1.5 }}
+li {{ white-space: pre-wrap; overflow-wrap: anywhere }}</style></head>
+<body><h1>{assignment}: your submission could not be graded</h1>
+<p>The grader could not grade <code>{notebook}</code> from your submission, so none of its tasks has a mark
+from this grading. What the grader found:</p>
+<ul>{reasons}</ul>
+<p>What to do: open your notebook in Jupyter and check that it opens, then run <em>Restart &amp; Run All</em>,
+save it as <code>{notebook}</code> and submit it again. If it opens and runs for you, tell your instructor.</p>
+</body></html>
+"""
+
+
+def explain_ungraded(course, assignment, notes, students=None):
+    """feedback/<student>/<assignment>/<notebook>.html for each submission that could not be graded: what went
+    wrong and what to do, instead of no page (nbgrader writes none) or a page left from an earlier grading."""
+    import html
+    notebook = f'{assignment}.ipynb'
+    graded = set(course.graded_students(assignment))
+    for student in course.students(assignment):
+        if student in graded or (students is not None and student not in students):
+            continue
+        folder = course.root / 'feedback' / student / assignment
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        reasons = ''.join(f'<li>{html.escape(note)}</li>' for note in notes.get(student) or
+                          ['nbgrader could not grade it'])
+        page = UNGRADED_PAGE.format(assignment=html.escape(assignment), notebook=html.escape(notebook),
+                                    reasons=reasons)
+        (folder / f'{assignment}.html').write_text(page, encoding='utf-8')
+
+
 def export(course, db=None):
     """grades.csv, written whole or not at all."""
     partial = course.root / 'grades.csv.partial'
@@ -158,16 +195,17 @@ def helper_count(course, assignments):
     return commands.share_count(largest, os.cpu_count() or 1) - 1
 
 
-def grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings, students=None):
-    """Release, autograde and feedback of each assignment; {assignment: autograde run report}. `helpers`: the
-    forked helpers (`commands.ForkedHelpers`), or None; `reports` receives each assignment's `commands.Report`,
-    begun beside its feedback."""
+def grade_each(course, selection, phases, helpers, reports, db, options, sequential, settings):
+    """Release, autograde and feedback of each assignment of `selection` ({assignment: its students to grade, or
+    None for all}); {assignment: autograde run report}. `helpers`: the forked helpers (`commands.ForkedHelpers`),
+    or None; `reports` receives each assignment's `commands.Report`, begun beside its feedback."""
     runs = {}
-    for assignment in graded:
+    for assignment, students in selection.items():
         # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
         started = start_workers(course, assignment, db=db, options=options, sequential=sequential,
                                 students=students, **settings)
         try:
+            unchanged.forget(course, assignment, students)
             with phases.start(f'{assignment}: release'):
                 print(f'== {assignment}: release', flush=True)
                 course.copy_widget_beside_notebooks()
@@ -191,13 +229,35 @@ def grade_each(course, graded, phases, helpers, reports, db, options, sequential
                     print(f'== {assignment}: feedback', flush=True)
                     feedback.run([s for s in course.graded_students(assignment)
                                   if students is None or s in students])
+                    explain_ungraded(course, assignment, notes, students)
+                unchanged.remember(course, assignment, [s for s in course.graded_students(assignment)
+                                                        if students is None or s in students], options, db)
         finally:
             if started is not None:
                 started.close()
     return runs
 
 
-def grade(course, assignment_ids=None, db=None, options=(), sequential=False, students=None, **settings):
+def to_grade(course, assignments, students, force, db, options):
+    """{assignment: the students to grade (None: all)}: `students` if given; else, unless `force`, only the
+    submissions that changed since they were last graded (`coursetools.instructor.unchanged`), saying so."""
+    selection = {}
+    for assignment in assignments:
+        if students is not None or force:
+            selection[assignment] = students
+            continue
+        changed = unchanged.changed_students(course, assignment, db or course.db_url, options, db)
+        skipped = len(course.students(assignment)) - len(changed)
+        if skipped:
+            print(f'{assignment}: {skipped} of {skipped + len(changed)} submissions unchanged since they were graded: '
+                  f'not graded again (--force grades them again).', flush=True)
+        if changed:
+            selection[assignment] = changed if skipped else None
+    return selection
+
+
+def grade(course, assignment_ids=None, db=None, options=(), sequential=False, students=None, force=False,
+          **settings):
     """Grade every submission of each assignment that has any; `db` is a gradebook URL (default: gradebook.db in
     the course); `options` are extra nbgrader settings for autograde, e.g. --SandboxedExecute.timeout=30.
     Returns ({assignment: autograde run report}, {phase: seconds})."""
@@ -217,7 +277,9 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
         if missing:
             raise SystemExit(f'No submission from {", ".join(missing)} in {course.submitted} for '
                              f'{", ".join(wanted)}.')
-    graded = [a for a in wanted if any(students is None or s in students for s in course.students(a))]
+    shown = [a for a in wanted if any(students is None or s in students for s in course.students(a))]
+    selection = to_grade(course, shown, students, force, db, options)
+    graded = list(selection)
     empty = [a for a in wanted if not course.students(a)]
     if empty:
         print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)
@@ -228,15 +290,16 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     forked = len(helpers.all) if helpers else 0
     reports = {}
     try:
-        runs = grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings, students)
+        runs = grade_each(course, selection, phases, helpers, reports, db, options, sequential, settings)
         if graded:
             with phases.start('export'):
                 export(course, db=db)
-        for assignment in graded:
+        for assignment in shown:
             print(f'\n{assignment}')
             print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment)))
-            with phases.start('reports'):
-                print(f'Report: {reports[assignment].path()}')
+            if assignment in reports:
+                with phases.start('reports'):
+                    print(f'Report: {reports[assignment].path()}')
     finally:
         if helpers is not None:
             helpers.close()
@@ -277,6 +340,8 @@ def main(argv=None):
     parser.add_argument('--student', action='append', dest='students', metavar='ID',
                         help='grade only this student (again: more students); the others keep their marks, and '
                         'grades.csv and the report cover everyone')
+    parser.add_argument('--force', action='store_true', help='grade every submission again, also those unchanged '
+                        'since they were last graded')
     parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')
     parser.add_argument('--no-progress', action='store_true', help='status lines only, no progress bar')
     parser.add_argument('--json', metavar='FILE', help='write each run\'s report (notes, timings) to FILE')
@@ -295,7 +360,7 @@ def main(argv=None):
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
-                             students=args.students, **settings)
+                             students=args.students, force=args.force, **settings)
     except (cluster.SchedulerUnreachable, NoWorkerCanGrade) as error:
         raise SystemExit(f'Cannot grade: {error}') from None
     if args.json:

@@ -147,3 +147,19 @@ def student_error(description):
     trace = description.get('traceback', '') if isinstance(description, dict) else ''
     error.student_traceback = trace if isinstance(trace, str) else ''
     return error
+
+
+def still_running(name, text, lines=12):
+    """The end of a timeout's first line, then the first lines the stopped call of `name` printed, read from the
+    kernel's answer to the interrupt when it gave one: what a student needs to recognise a loop that never ends."""
+    printed = ''
+    try:
+        last = decode(text)['results'][-1]['!']
+        printed = last['printed'] if isinstance(last.get('printed'), str) else ''
+    except Exception:       # no answer, or not one to read: the timeout is told without it
+        pass
+    said = f': {name} was still running (a loop that never ends?).'
+    shown = [line[:200] for line in printed.splitlines() if line.strip()][:lines]
+    if shown:
+        said += ' The first lines it printed:\n' + '\n'.join('    ' + line for line in shown)
+    return said

@@ -220,7 +220,10 @@ class Session:
         for stream, text in payload.get('streams', ()):     # warnings, logging, stray output: shown, never judged
             (self.cell_stderr if stream == 'stderr' else self.cell_stdout).write(text)
         if 'gone' in payload:
-            raise answers.KernelGone(payload['gone'], payload.get('message', ''))
+            message = str(payload.get('message', ''))
+            if payload['gone'] == 'CellTimeoutError':
+                message = message.rstrip('.') + answers.still_running(name, payload.get('text'))
+            raise answers.KernelGone(payload['gone'], message)
         try:
             reply = answers.decode(payload.get('text'))
             outcomes = self._outcomes(name, reply, len(calls))

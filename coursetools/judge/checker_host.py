@@ -25,6 +25,7 @@ from coursetools.judge import checker_plan, frames
 from coursetools.sandbox.bubblewrap import stop_process
 
 READY_TIMEOUT = 60
+REPORT_GRACE = 5.0   # seconds the checker has to finish a cell after its kernel call ran out of time
 
 
 @dataclass(frozen=True)
@@ -222,11 +223,14 @@ class CheckerSession:
         coroutine that performs one call in the kernel and returns the answer for the checker."""
         loop = asyncio.get_running_loop()
         self.send(('run', {'cell': cell_id, 'source': trusted.tests[cell_id]}))
+        late = 0.0          # once a call was stopped at the deadline, the checker gets a moment to say so
         while True:
-            remaining = max(0.0, deadline - loop.time()) if deadline is not None else None
+            remaining = max(late, deadline - loop.time()) if deadline is not None else None
             kind, payload = await loop.run_in_executor(None, self._receive, remaining)
             if kind == 'call':
                 self.send(('answer', await call_kernel(payload, deadline)))
+                if deadline is not None and loop.time() >= deadline:
+                    late = REPORT_GRACE
             elif kind == 'done':
                 return payload['outputs'], payload.get('notes', [])
             else:

@@ -1,0 +1,87 @@
+"""Which submissions need grading again: `make grade` skips a submission whose files, and everything that decides
+its marks (the course's code, its notebooks and nbgrader settings, the options of the run), are exactly as they
+were when it was last graded, and which the gradebook and autograded/ still hold. `--force`, `--student` and
+`make clean` (which removes the record, `.grading/graded.json`) grade again regardless."""
+import hashlib
+import json
+import pathlib
+
+from coursetools.grading.course import Course
+from coursetools.grading.pool import course_digest
+
+
+def _files_digest(digest, folder: pathlib.Path):
+    for path in sorted(p for p in folder.rglob('*') if p.is_file() and '.ipynb_checkpoints' not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode() + b'\0' + path.read_bytes() + b'\0')
+
+
+def grader_digest(course: Course, assignment, options=(), db=None) -> str:
+    """A hash of what decides an assignment's marks besides the submission: a change regrades everyone."""
+    digest = hashlib.sha256(course_digest().encode())
+    for path in (course.root / 'nbgrader_config.py', course.root / 'source' / assignment / f'{assignment}.ipynb'):
+        digest.update(path.read_bytes() if path.is_file() else b'-')
+    digest.update(json.dumps([sorted(options), db or '']).encode())
+    return digest.hexdigest()
+
+
+def submission_digest(course: Course, assignment, student, grader) -> str:
+    digest = hashlib.sha256(grader.encode())
+    _files_digest(digest, course.submitted / student / assignment)
+    return digest.hexdigest()
+
+
+def _record_path(course: Course) -> pathlib.Path:
+    return course.root / '.grading' / 'graded.json'
+
+
+def _read_record(course: Course) -> dict:
+    try:
+        record = json.loads(_record_path(course).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def changed_students(course: Course, assignment, db_url, options=(), db=None) -> list:
+    """The students of `assignment` whose submission must be graded: new, changed, or not in the gradebook or
+    autograded/ as it was left."""
+    from nbgrader.api import Gradebook
+    grader = grader_digest(course, assignment, options, db)
+    known = _read_record(course).get(assignment, {})
+    with Gradebook(db_url) as gradebook:
+        try:
+            in_gradebook = {s.student_id for s in gradebook.assignment_submissions(assignment)}
+        except Exception:           # no gradebook, or no such assignment in it yet
+            in_gradebook = set()
+    autograded = set(course.graded_students(assignment))
+    return [student for student in course.students(assignment)
+            if student not in in_gradebook or student not in autograded
+            or known.get(student) != submission_digest(course, assignment, student, grader)]
+
+
+def forget(course: Course, assignment, students=None):
+    """Before grading `students` (None: all) again: a run stopped half-way leaves them to be graded next time."""
+    record = _read_record(course)
+    graded = record.get(assignment, {})
+    for student in list(graded) if students is None else students:
+        graded.pop(student, None)
+    _write_record(course, record)
+
+
+def remember(course: Course, assignment, students, options=(), db=None):
+    """Record the submissions of `students` as graded now."""
+    grader = grader_digest(course, assignment, options, db)
+    record = _read_record(course)
+    graded = record.setdefault(assignment, {})
+    for student in students:
+        graded[student] = submission_digest(course, assignment, student, grader)
+    _write_record(course, record)
+
+
+def _write_record(course: Course, record):
+    """The record written whole, or not at all."""
+    path = _record_path(course)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix('.partial')
+    partial.write_text(json.dumps(record, indent=1, sort_keys=True))
+    partial.replace(path)
