@@ -205,4 +205,5 @@ class FeedbackPageExporter(PageTemplate, HTMLExporter):
 
 
 class FastFeedbackPageExporter(PageTemplate, FeedbackHTMLExporter):
-    """The same page, written by the faster exporter of `coursetools.grading.adapters` (c.Grading.fast_feedback_html)."""
+    """The same page, written by the faster exporter of `coursetools.grading.adapters`
+    (c.Grading.fast_feedback_html)."""
