@@ -36,7 +36,7 @@ TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'templates'
 TEMPLATE_FILE = 'feedback_page.html.j2'
 MESSAGE_CHARS = 160         # of a failure's message, in the summary
 ANSI_CODE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
-HEADING = re.compile(r'^#{1,4}\s+(.+?)\s*$', re.M)
+HEADING = re.compile(r'^#{1,2}\s+(.+?)\s*$', re.M)      # a task's heading: '## Task 2: ...'
 MARKS = re.compile(r'\s*\((?:\d+|no) marks?\)\s*$')
 FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in [^\n]*\n[ \t]+([^\n]*)')
 
@@ -135,8 +135,8 @@ def one_line(error) -> str:
 
 
 def task_titles(nb) -> dict:
-    """{task: the workbook's heading above its solution cell, without its marks}: 'Task 2: has the game ended?'
-    for `score_end`."""
+    """{task: the workbook's last heading (level 1 or 2) above its solution cell, without its marks}: 'Task 2: has
+    the game ended?' for `score_end`. Smaller headings inside a task name parts of it, not the task."""
     titles, heading = {}, ''
     for cell in nb.cells:
         if cell.cell_type == 'markdown':
