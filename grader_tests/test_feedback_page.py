@@ -206,3 +206,31 @@ def test_long_messages_are_wrapped_at_the_page_width(feedback_class):
     wrapped = {id(element) for selector in wrapping_rules(soup) for element in soup.select(selector)}
     assert id(long_line) in wrapped
     assert all(id(message) in wrapped for message in soup.select('#feedback-summary .feedback-message'))
+
+
+def test_a_kernel_file_is_named_only_when_exactly_one_cell_has_its_lines():
+    from coursetools.grading.feedback_page import name_frames
+    names = [('your cell score', ['def score(state, player):', '    best = None', '    return best[0]']),
+             ('your cell moves', ['def moves(state):', '    return best[0]']),
+             ("the notebook's cell helpers", ['def picture(state):', '    return best[0]'])]
+    entry = ('In your code:\n  File "/tmp/ipykernel_7/11.py", line 3, in score\n    return best[0]\n'
+             '  File "/tmp/ipykernel_7/12.py", line 2, in moves\n    return best[0]\n'
+             '  File "/work/helper.py", line 9, in other\n    return best[0]')
+    named = name_frames(entry, names)
+    assert 'File "your cell score", line 3, in score' in named          # only score's cell has it on line 3
+    assert 'File "/tmp/ipykernel_7/12.py", line 2' in named            # two cells have it on line 2: left alone
+    assert 'File "/work/helper.py", line 9' in named                   # no cell: left alone
+
+
+@needs_sandbox
+def test_the_page_stays_accessible(feedback_class):
+    for student in ('ada', 'raiser'):
+        soup = page(feedback_class, student)
+        for link in soup.select('a[href^="#"]'):
+            target = link['href'][1:]
+            assert soup.find(id=target) or soup.find('a', attrs={'name': target}), (student, target)
+        for region in soup.select('[aria-labelledby]'):
+            assert soup.find(id=region['aria-labelledby']).get_text(strip=True)
+        assert all(image.get('alt') is not None for image in soup.find_all('img'))
+        assert all(label.get_text(strip=True) for label in soup.select('.feedback-label'))   # words, not colours
+        assert soup.find('h1').get_text().startswith(ASSIGNMENT)
