@@ -43,8 +43,8 @@ FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in [^\n]*\n[ \t]+([^\n]*)')
 #: what each outcome of a check is called on the page, and a sentence for the student about it
 LABELS = {
     'passed': ('Passed', ''),
-    'visible': ('Visible test failed', 'This test is in your notebook: run its cell to see it fail, and the line '
-                                       'named below.'),
+    'visible': ('Visible test failed', 'This test is in your notebook: run its cell to see the same failure; the '
+                                       'line it stopped on is named below.'),
     'hidden': ('Hidden test failed', 'A hidden test of this cell failed: its code is not in your notebook, and the '
                                      'message says what it checked.'),
     'unfinished': ('Did not finish', 'This check stopped before it could decide; the message says why.'),
