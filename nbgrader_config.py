@@ -5,6 +5,7 @@ import sysconfig
 
 from coursetools.grading.autograde import HideHiddenTests, RestoreHiddenTests, SaveAutoGradesIgnoringStderr
 from coursetools.instructor.repair import ResolveDuplicateGradeIds, grade_renamed_notebooks
+from coursetools.grading.feedback_page import FeedbackPage
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, GetGrades,
                                     IgnorePattern, LimitOutput, OverwriteKernelspec)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
@@ -66,8 +67,10 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Feedback shows each check's name and failure message, but not the code of hidden tests.
-c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
+# Feedback shows each check's name and failure message, but not the code of hidden tests; FeedbackPage (after
+# GetGrades: it reads the scores) names the student's cells in tracebacks and works out the summary and contents
+# of `make grade`'s page (coursetools.grading.feedback_page; nbgrader's own page ignores them).
+c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, FeedbackPage, CSSHTMLHeaderPreprocessor]
 
 # Parallel grading (`make grade`, coursetools.grading.run): an existing Dask scheduler instead of a LocalCluster
 # here ('tcp://host:8786'), notebooks at once (0: cores + 1), kernels forked from warm sandboxed fork servers

@@ -227,16 +227,18 @@ def test_an_assignment_without_submissions_does_not_stop_the_others(tmp_path):
     assert marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')[0]['ben']
 
 
-def test_make_grades_feedback_is_the_page_plain_nbgrader_writes(graded_class, tmp_path):
-    """`make grade` writes feedback with its own exporter (c.Grading.fast_feedback_html); plain
-    `nbgrader generate_feedback` with nbconvert's. Every student's page is the same document."""
+def test_make_grades_feedback_is_the_page_nbconvert_writes(graded_class, tmp_path):
+    """`make grade` writes the course's feedback page (coursetools.grading.feedback_page) with its fast exporter
+    (c.Grading.fast_feedback_html); `nbgrader generate_feedback` told to use the page's plain exporter writes it
+    with nbconvert's. Every student's page is the same document."""
     from bs4 import BeautifulSoup
     course, _ = graded_class
     copy = shutil.copytree(course, tmp_path / 'course')
     shutil.rmtree(copy / 'feedback')
     env = dict(os.environ, PATH=os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ.get('PATH', ''))
-    plain = subprocess.run([sys.executable, '-m', 'nbgrader', 'generate_feedback', 'noughts_and_crosses', '--force'],
-                           cwd=copy, env=env, capture_output=True, text=True)
+    exporter = '--GenerateFeedback.exporter_class=coursetools.grading.feedback_page.FeedbackPageExporter'
+    plain = subprocess.run([sys.executable, '-m', 'nbgrader', 'generate_feedback', 'noughts_and_crosses', '--force',
+                            exporter], cwd=copy, env=env, capture_output=True, text=True)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     pages = sorted(page.relative_to(course / 'feedback')
                    for page in (course / 'feedback').glob('*/noughts_and_crosses/*.html'))
@@ -245,6 +247,7 @@ def test_make_grades_feedback_is_the_page_plain_nbgrader_writes(graded_class, tm
     for page in pages:
         ours, theirs = (course / 'feedback' / page).read_text(), (copy / 'feedback' / page).read_text()
         assert str(BeautifulSoup(ours, features='html.parser')) == theirs, page
+        assert 'id="feedback-summary"' in theirs, page
         differ += ours != theirs
     assert differ == len(pages)      # nbconvert's own serialisation differs in bytes: make grade used its exporter
 

@@ -9,6 +9,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from coursetools.judge import failures
 from coursetools.judge.checker_host import TrustedCells
 from coursetools.grading.execute import SandboxedExecute, SandboxUnavailable
 
@@ -180,6 +181,6 @@ def test_test_cells_run_in_the_checker_and_never_in_the_kernel(tmp_path, sandbox
              sandbox=sandbox)
     assert text(nb.cells[1]) == "doubling 2\ndoubling 21\nchecked 42\n" and not errors(nb.cells[1])
     assert [e.evalue for e in errors(nb.cells[2])] == ["double(3) should be 7"]
-    assert "test cell, line 1" in "".join(errors(nb.cells[2])[0].traceback)
+    assert f"{failures.VISIBLE} 1: assert double(3) == 7" in "".join(errors(nb.cells[2])[0].traceback)
     assert text(nb.cells[3]) == "0\n"              # the kernel never saw either test cell
     assert nb.cells[1].execution_count and nb.cells[2].execution_count

@@ -20,8 +20,8 @@ grader_tests/test_feedback_html.py that the marks and the feedback are the same 
   `alembic heads` as a process of its own (about 3 s) to learn the schema's revision. Inside `speed_ups` it
   reads the same revision from nbgrader's migration scripts instead (`alembic_head`); if they cannot be read
   unambiguously, nbgrader's own way is used.
-* **fast feedback HTML** (`c.Grading.fast_feedback_html`): `FeedbackHTMLExporter`, the exporter `make grade`'s
-  feedback uses. nbconvert's HTML exporter parses every page it renders with BeautifulSoup only to mark cells
+* **fast feedback HTML** (`c.Grading.fast_feedback_html`): `FeedbackHTMLExporter`, under `make grade`'s feedback
+  page (`feedback_page.FastFeedbackPageExporter`). nbconvert's HTML exporter parses every page it renders with BeautifulSoup only to mark cells
   focusable (`tabindex`) and images without `alt`; that is half of a feedback page's cost. This exporter marks
   the same elements in the rendered text, and highlights each distinct piece of code and markdown once per run
   (a class's notebooks share most of their cells). The page is the same document: parsed, it is what nbconvert

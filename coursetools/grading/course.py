@@ -14,6 +14,12 @@ ATTENTION_ERRORS = {'CellTimeoutError': 'timeout', 'KernelDied': 'kernel death',
 CONFIG = 'nbgrader_config.py'
 
 
+def task_of(grade_id: str) -> str:
+    """The task a test cell checks: a test cell's grade_id is `<function>-<check>` (`score_end-diagonals`), and
+    the task is the function the student writes in the solution cell of that name."""
+    return grade_id.split('-', 1)[0]
+
+
 class NotACourse(SystemExit):
     """The folder is not a course folder."""
 

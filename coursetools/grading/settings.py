@@ -34,5 +34,6 @@ class Grading(Configurable):
                                          'cell (coursetools.grading.adapters).').tag(config=True)
     in_process_alembic = Bool(True, help="Read a new gradebook's schema revision in this process instead of "
                                           'running `alembic heads` (coursetools.grading.adapters).').tag(config=True)
-    fast_feedback_html = Bool(True, help='Write feedback with coursetools.grading.adapters.FeedbackHTMLExporter: the '
-                                          "same pages as nbconvert's HTML exporter, faster.").tag(config=True)
+    fast_feedback_html = Bool(True, help="Write the feedback page (coursetools.grading.feedback_page) on top of "
+                                          'coursetools.grading.adapters.FeedbackHTMLExporter: the same pages as '
+                                          "nbconvert's HTML exporter, faster.").tag(config=True)

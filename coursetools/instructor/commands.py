@@ -57,7 +57,7 @@ def run(course, command, *args, db=None):
 def _run_app(command, argv):
     """(exit code, log) of nbgrader's app for `command`, run here, with the speed-ups `c.Grading` turns on."""
     import nbgrader.apps
-    from coursetools.grading import adapters
+    from coursetools.grading import adapters, feedback_page
     from coursetools.grading.settings import Grading
     log = io.StringIO()
     try:
@@ -65,9 +65,10 @@ def _run_app(command, argv):
             app = getattr(nbgrader.apps, APPS[command])()
             app.initialize(argv)
             settings = Grading(config=app.config)
-            if (settings.fast_feedback_html and adapters.allowed()
-                    and 'exporter_class' not in app.config.GenerateFeedback):
-                app.config.GenerateFeedback.exporter_class = adapters.FeedbackHTMLExporter
+            if adapters.allowed() and 'exporter_class' not in app.config.GenerateFeedback:
+                app.config.GenerateFeedback.exporter_class = (feedback_page.FastFeedbackPageExporter
+                                                              if settings.fast_feedback_html
+                                                              else feedback_page.FeedbackPageExporter)
             with adapters.speed_ups(in_process_alembic=settings.in_process_alembic):
                 app.start()
     except SystemExit as stop:

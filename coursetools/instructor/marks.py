@@ -7,9 +7,7 @@ import sys
 
 from nbgrader.api import Gradebook, MissingEntry
 
-
-def task_of(grade_id):
-    return grade_id.split('-', 1)[0]
+from coursetools.grading.course import task_of
 
 
 def marks_by_task(db_url, assignment):

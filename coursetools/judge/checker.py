@@ -22,7 +22,7 @@ import json
 import sys
 import traceback
 
-from coursetools.judge import answers
+from coursetools.judge import answers, failures
 from coursetools.judge.checker_plan import answer_table, needed_tables, tested_function
 from coursetools.judge.frames import receive, send
 
@@ -325,9 +325,9 @@ class Session:
         student = getattr(raised, 'student_traceback', '') or getattr(raised.__cause__, 'student_traceback', '')
         if student:
             lines.append('In your code:\n' + student.rstrip('\n'))
-        visible = _visible_line(raised, source)
-        if visible:
-            lines.append(visible)
+        where = failures.where_it_failed(raised, f'<{self.cell}>', source)
+        if where:
+            lines.append(where)
         internal = not isinstance(raised, (AssertionError, answers.StudentError, answers.NotPlainData,
                                            answers.NotAFunction, NameError, answers.AnswerError))
         if internal:      # a defect of the checks themselves: its whole traceback goes to the grader's log
@@ -349,28 +349,6 @@ def _error_output(ename, evalue, lines):
 
 def _cut(text, limit):
     return text if len(text) <= limit else text[:limit] + f'... [{len(text) - limit} more characters cut]'
-
-
-def _visible_line(raised, source):
-    """'test cell, line N: <code>' for the line of the test cell that failed, if it is not hidden test code."""
-    tb = raised.__traceback__
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith('<') and tb.tb_frame.f_globals.get(SESSION_KEY):
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    if line is None:
-        return ''
-    lines = source.splitlines()
-    hidden = False
-    for number, text in enumerate(lines, 1):
-        if 'BEGIN HIDDEN TESTS' in text:
-            hidden = True
-        if number == line:
-            return '' if hidden else f'test cell, line {number}: {text.strip()}'
-        if 'END HIDDEN TESTS' in text:
-            hidden = False
-    return ''
 
 
 class _Capped(io.StringIO):
