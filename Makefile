@@ -76,6 +76,6 @@ benchmark: venv
 clean:
 	@if [ -f gradebook.db ]; then mkdir -p backups; kept=backups/gradebook-$$(date +%Y%m%d-%H%M%S).db; \
 	  cp -p gradebook.db $$kept && echo "make clean: the gradebook is kept as $$kept (copy it back to gradebook.db to restore it)"; fi
-	rm -rf feedback gradebook.db grades.csv grades.csv.partial autograde.log reports .grading
+	rm -rf feedback gradebook.db grades.csv grades.csv.partial grades-canvas.csv grades-moodle.csv autograde.log reports .grading
 	if [ -d autograded ]; then find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +; \
 	  rmdir autograded 2>/dev/null || true; fi

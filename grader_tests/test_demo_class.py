@@ -33,6 +33,7 @@ EXPECTED = {
     'max': (0, 0, 0, 0, 0, 0),   # submitted the release untouched
     'nia': (1, 3, 2, 1, 3, 2),   # correct; warns and writes to stderr
     'oli': (1, 3, 2, 1, 2, 2),   # an opening book that is wrong only in positions with one mark
+    'pam': (1, 3, 2, 1, 2, 2),   # oli's answers copied, names and comments changed: oli's marks (test_similarity)
 }
 
 

@@ -67,7 +67,16 @@ def build_class(root='.', students=None):
                 shutil.copy(extra, folder / extra.name)
         (folder / 'timestamp.txt').write_text(TIMESTAMP + '\n')
         written.append(folder)
+    copy_roster(root)
     return written
+
+
+def copy_roster(root):
+    """The demo class's made-up roster (names, LMS ids, an extension) as the course's roster.csv, unless the
+    course has one already (a real roster is never overwritten)."""
+    demo, roster = root / 'demo_class' / 'roster.csv', root / 'roster.csv'
+    if demo.exists() and not roster.exists():
+        shutil.copy(demo, roster)
 
 
 def has_submissions(root='.'):

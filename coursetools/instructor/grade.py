@@ -23,6 +23,7 @@ import time
 from coursetools.instructor import commands
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
+from coursetools.instructor import roster
 from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
 from coursetools.grading import repair
@@ -158,10 +159,21 @@ def helper_count(course, assignments):
     return commands.share_count(largest, os.cpu_count() or 1) - 1
 
 
+def compare_submissions(course, assignment):
+    """reports/<assignment>-similarity.html (`similarity`), before the report that links to it; the line that
+    `make grade` prints about it. It reads the notebooks, runs nothing, and never stops the grading."""
+    try:
+        from coursetools.instructor import similarity       # copydetect imports pyplot: only when it is needed
+        path, flagged = similarity.write_similarity(course.root, assignment)
+    except Exception as error:
+        return f'Similarity: not compared ({type(error).__name__}: {error})'
+    return f'Similarity: {path}: {similarity.summary(flagged)}'
+
+
 def grade_each(course, graded, phases, helpers, reports, db, options, sequential, settings, students=None):
     """Release, autograde and feedback of each assignment; {assignment: autograde run report}. `helpers`: the
     forked helpers (`commands.ForkedHelpers`), or None; `reports` receives each assignment's `commands.Report`,
-    begun beside its feedback."""
+    begun beside its feedback, and the similarity line (`compare_submissions`), as (report, line)."""
     runs = {}
     for assignment in graded:
         # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
@@ -172,6 +184,9 @@ def grade_each(course, graded, phases, helpers, reports, db, options, sequential
                 print(f'== {assignment}: release', flush=True)
                 course.copy_widget_beside_notebooks()
                 commands.run(course, 'generate_assignment', assignment, '--force', db=db)
+                # names, the due date and extensions (nbgrader_config.py's c.Term), before autograde dates them
+                roster.apply(course.root, assignment, db or course.db_url,
+                             [s for s in course.students(assignment) if students is None or s in students])
             with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
                                    forked=helpers) as feedback:
 
@@ -186,7 +201,9 @@ def grade_each(course, graded, phases, helpers, reports, db, options, sequential
                                                         sequential=sequential, started=started, on_tail=on_tail,
                                                         students=students)
                     write_status(course, assignment, notes)
-                reports[assignment] = commands.Report(course, assignment, db or course.db_url, helpers)
+                with phases.start(f'{assignment}: similarity'):
+                    compared = compare_submissions(course, assignment)
+                reports[assignment] = (commands.Report(course, assignment, db or course.db_url, helpers), compared)
                 with phases.start(f'{assignment}: feedback'):
                     print(f'== {assignment}: feedback', flush=True)
                     feedback.run([s for s in course.graded_students(assignment)
@@ -232,16 +249,19 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
         if graded:
             with phases.start('export'):
                 export(course, db=db)
+                lms_line = roster.exported_line(*roster.export(course.root, course.assignments(), db or course.db_url))
         for assignment in graded:
             print(f'\n{assignment}')
             print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment)))
             with phases.start('reports'):
-                print(f'Report: {reports[assignment].path()}')
+                print(f'Report: {reports[assignment][0].path()}')
+            print(reports[assignment][1])
     finally:
         if helpers is not None:
             helpers.close()
     if graded:
         print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
+        print(lms_line)
     print('\nTime taken:')
     print('\n'.join(phases.lines()))
     if forked:
