@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 
-.PHONY: all venv grade test release demo-class demo benchmark clean
+.PHONY: all venv grade test release demo-class demo-class-remove demo benchmark clean
 
 all: test
 
@@ -56,6 +56,11 @@ release: venv
 ## make demo-class: rebuild submitted/ from the demo students' answers in demo_class/.
 demo-class: venv
 	$(BIN)/python -m coursetools.instructor.democlass
+
+## make demo-class-remove: take the demo class out of the course (its submissions as built, their grading outputs and
+## gradebook rows, the demo roster); a real student's own work is never removed.
+demo-class-remove: venv
+	$(BIN)/python -m coursetools.instructor.democlass --remove
 
 ## make demo: open the workbook with its widget in JupyterLab, for a live class.
 demo: venv
