@@ -112,8 +112,11 @@ def apply(course, assignment, db_url, students=()):
                                                lms_user_id=entry.lms_user_id or None)
         if assignment in term.duedates:
             gradebook.update_or_create_assignment(assignment, duedate=term.duedates[assignment])
+        # nbgrader 0.9.6 adds an extension to the due date even when there is none (SubmittedAssignment.duedate:
+        # None + timedelta, a TypeError in autograde and export): without a due date, no extension is recorded
+        dated = gradebook.find_assignment(assignment).duedate is not None
         for student in students:
-            extension = roster[student].extension if student in roster else None
+            extension = roster[student].extension if dated and student in roster else None
             if extension is None and not _has_submission(gradebook, assignment, student):
                 continue                # nothing to record yet: autograde creates the submission
             gradebook.update_or_create_student(student)
