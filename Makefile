@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 
-.PHONY: all venv grade test release demo-class demo benchmark clean
+.PHONY: all venv grade test release demo-class demo-class-remove demo benchmark clean
 
 all: test
 
@@ -57,6 +57,11 @@ release: venv
 demo-class: venv
 	$(BIN)/python -m coursetools.instructor.democlass
 
+## make demo-class-remove: take the demo class out of the course (its submissions as built, their grading outputs and
+## gradebook rows, the demo roster); a real student's own work is never removed.
+demo-class-remove: venv
+	$(BIN)/python -m coursetools.instructor.democlass --remove
+
 ## make demo: open the workbook with its widget in JupyterLab, for a live class.
 demo: venv
 	$(BIN)/python -c 'from coursetools.grading.course import Course; Course.at().copy_widget_beside_notebooks()'
@@ -76,6 +81,6 @@ benchmark: venv
 clean:
 	@if [ -f gradebook.db ]; then mkdir -p backups; kept=backups/gradebook-$$(date +%Y%m%d-%H%M%S).db; \
 	  cp -p gradebook.db $$kept && echo "make clean: the gradebook is kept as $$kept (copy it back to gradebook.db to restore it)"; fi
-	rm -rf feedback gradebook.db grades.csv grades.csv.partial autograde.log reports .grading
+	rm -rf feedback gradebook.db grades.csv grades.csv.partial grades-canvas.csv grades-moodle.csv autograde.log reports .grading
 	if [ -d autograded ]; then find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +; \
 	  rmdir autograded 2>/dev/null || true; fi

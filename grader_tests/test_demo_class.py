@@ -34,6 +34,7 @@ EXPECTED = {
     'max': (0, 0, 0, 0, 0, 0),   # submitted the release untouched
     'nia': (1, 3, 2, 1, 3, 2),   # correct; warns and writes to stderr
     'oli': (1, 3, 2, 1, 2, 2),   # an opening book that is wrong only in positions with one mark
+    'pam': (1, 3, 2, 1, 2, 2),   # oli's answers copied, names and comments changed: oli's marks (test_similarity)
 }
 
 
@@ -115,7 +116,9 @@ def test_outputs_of_grading(graded_class):
     assert {row['student_id']: float(row['score']) for row in rows}['cat'] == 11
     for student in EXPECTED:
         assert (course / 'feedback' / student / 'noughts_and_crosses' / 'noughts_and_crosses.html').exists()
-    assert 'feedback and reports: this process and 1 helper forked from it' in result.stdout
+    # 16 notebooks of noughts_and_crosses: two feedback shares of 8 (commands.MIN_PER_PROCESS) on the 2 cores, so
+    # one feedback helper, and the spare one that writes the reports (15 students made one share, 1 helper)
+    assert 'feedback and reports: this process and 2 helpers forked from it' in result.stdout
     assert (course / 'reports' / 'noughts_and_crosses.html').exists()
 
 
@@ -327,3 +330,27 @@ def test_forked_helpers_write_the_feedback_and_report_of_one_process(graded_clas
         thread.join()
 
 
+
+
+def test_the_demo_class_is_removed_in_one_command_and_real_work_is_kept(graded_class, tmp_path):
+    """`make demo-class-remove`: the demo submissions, their outputs and gradebook rows, and the demo roster go;
+    a real student who shares a demo name (cat, with work of her own) and a real student's folder stay."""
+    from nbgrader.api import Gradebook
+    course, _ = graded_class
+    copy = shutil.copytree(course, tmp_path / 'course')
+    A = 'noughts_and_crosses'
+    shutil.copy(copy / 'submitted' / 'ada' / A / f'{A}.ipynb', copy / 'submitted' / 'cat' / A / f'{A}.ipynb')
+    shutil.copytree(copy / 'submitted' / 'ada' / A, copy / 'submitted' / 'zoe' / A)
+    assert (copy / 'roster.csv').read_bytes() == (ROOT / 'demo_class' / 'roster.csv').read_bytes()
+    result = subprocess.run([sys.executable, '-m', 'coursetools.instructor.democlass', '--remove'], cwd=copy,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert 'Kept, as they are not the demo class\'s work: cat/noughts_and_crosses' in result.stdout
+    assert sorted(p.relative_to(copy / 'submitted').as_posix() for p in (copy / 'submitted').glob('*/*')) == [
+        f'cat/{A}', f'zoe/{A}']
+    assert sorted(p.name for p in (copy / 'autograded').iterdir() if p.is_dir()) == ['cat']
+    assert sorted(p.name for p in (copy / 'feedback').iterdir()) == ['cat']
+    with Gradebook('sqlite:///' + str(copy / 'gradebook.db')) as gradebook:
+        assert [(s.id, sorted(x.assignment.name for x in s.submissions)) for s in gradebook.students] == [
+            ('cat', [A])]
+    assert not (copy / 'roster.csv').exists()

@@ -68,7 +68,8 @@ def test_marks_table_and_summary(page, graded_class):
 
 def test_page_is_self_contained(page):
     assert '<link' not in page and '<script' not in page and '@import' not in page
-    assert not re.search(r'(src|href)="(?!data:)', page), 'the page must not load anything'
+    assert not re.search(r'src="(?!data:)', page), 'the page must not load anything'
+    assert re.findall(r'href="([^"]*)"', page) == [f'{A}-similarity.html']     # a link to its sibling, no more
     images = re.findall(r'<img [^>]*src="data:image/png;base64,([^"]+)"', page)
     assert len(images) == len(TASKS) + 1 and len(images) == page.count('<img ')
     assert all(base64.b64decode(image)[:8] == b'\x89PNG\r\n\x1a\n' for image in images)

@@ -16,6 +16,7 @@ import io
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -311,3 +312,36 @@ def _serve_forked(requests_fd, answers_fd):
                 continue
             answers.write(json.dumps(jobs[kind](*arguments)) + '\n')
             answers.flush()
+
+
+UNGRADED_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{assignment}: not graded</title>
+<style>body {{ font-family: sans-serif; max-width: 46em; margin: 2em auto; line-height: 1.5 }}
+li {{ white-space: pre-wrap; overflow-wrap: anywhere }}</style></head>
+<body><h1>{assignment}: your submission could not be graded</h1>
+<p>The grader could not grade <code>{notebook}</code> from your submission, so none of its tasks has a mark
+from this grading. What the grader found:</p>
+<ul>{reasons}</ul>
+<p>What to do: open your notebook in Jupyter and check that it opens, then run <em>Restart &amp; Run All</em>,
+save it as <code>{notebook}</code> and submit it again. If it opens and runs for you, tell your instructor.</p>
+</body></html>
+"""
+
+
+def explain_ungraded(course, assignment, notes, students=None):
+    """feedback/<student>/<assignment>/<notebook>.html for each submission that could not be graded: what went
+    wrong and what to do, instead of no page (nbgrader writes none) or a page left from an earlier grading."""
+    import html
+    notebook = f'{assignment}.ipynb'
+    graded = set(course.graded_students(assignment))
+    for student in course.students(assignment):
+        if student in graded or (students is not None and student not in students):
+            continue
+        folder = course.root / 'feedback' / student / assignment
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        reasons = ''.join(f'<li>{html.escape(note)}</li>' for note in notes.get(student) or
+                          ['nbgrader could not grade it'])
+        page = UNGRADED_PAGE.format(assignment=html.escape(assignment), notebook=html.escape(notebook),
+                                    reasons=reasons)
+        (folder / f'{assignment}.html').write_text(page, encoding='utf-8')

@@ -6,12 +6,12 @@ when it finds submitted/ empty (a fresh clone), and leaves real submissions alon
 Each student is one Python file, demo_class/<assignment>/<student>.py, split into sections by lines
 `# %% <grade_id>`; each section replaces the released solution cell with that grade_id, as if the student had
 typed it there. The release's other files (the widget module) are submitted alongside, as students do. Lines before the first section (imports, say) go at the top of the first answered cell. Cells the
-student did not answer keep the released stub. `python -m coursetools.instructor.democlass` (`make demo-class`) builds it.
+student did not answer keep the released stub. `python -m coursetools.instructor.democlass` (`make demo-class`) builds it;
+`--remove` (`make demo-class-remove`) takes it out of a course again (`remove_class`).
 """
 import pathlib
 import re
 import shutil
-import sys
 
 import nbformat
 
@@ -67,7 +67,16 @@ def build_class(root='.', students=None):
                 shutil.copy(extra, folder / extra.name)
         (folder / 'timestamp.txt').write_text(TIMESTAMP + '\n')
         written.append(folder)
+    copy_roster(root)
     return written
+
+
+def copy_roster(root):
+    """The demo class's made-up roster (names, LMS ids, an extension) as the course's roster.csv, unless the
+    course has one already (a real roster is never overwritten)."""
+    demo, roster = root / 'demo_class' / 'roster.csv', root / 'roster.csv'
+    if demo.exists() and not roster.exists():
+        shutil.copy(demo, roster)
 
 
 def has_submissions(root='.'):
@@ -76,6 +85,73 @@ def has_submissions(root='.'):
     return submitted.is_dir() and any(p.is_dir() for p in submitted.iterdir())
 
 
+def demo_submissions(root):
+    """{(student, assignment): the notebook the demo class builds for them}."""
+    root = pathlib.Path(root)
+    found = {}
+    for answer_file in sorted((root / 'demo_class').glob('*/*.py')):
+        assignment = answer_file.parent.name
+        release = root / 'release' / assignment / f'{assignment}.ipynb'
+        found[answer_file.stem, assignment] = fill(nbformat.read(release, as_version=4), *read_answers(answer_file))
+    return found
+
+
+def remove_class(root='.', db_url=None):
+    """Remove the demo class from a course: each demo submission still as the demo class built it (a real
+    student who shares a demo name, with work of their own, is kept), its grading outputs and its gradebook
+    rows, the demo students left with no submission, and the demo roster. Returns (removed, kept) as lists of
+    'student/assignment'."""
+    from nbgrader.api import Gradebook, MissingEntry
+    root = pathlib.Path(root)
+    removed, kept = [], []
+    with Gradebook(db_url or f'sqlite:///{root / "gradebook.db"}') as gradebook:
+        for (student, assignment), notebook in demo_submissions(root).items():
+            submitted = root / 'submitted' / student / assignment / f'{assignment}.ipynb'
+            if not submitted.exists():
+                continue
+            if nbformat.read(submitted, as_version=4) != notebook:
+                kept.append(f'{student}/{assignment}')
+                continue
+            for outputs in ('submitted', 'autograded', 'feedback', '.grading/submitted'):
+                shutil.rmtree(root / outputs / student / assignment, ignore_errors=True)
+            try:
+                gradebook.remove_submission(assignment, student)
+            except MissingEntry:
+                pass
+            removed.append(f'{student}/{assignment}')
+        for student in sorted({entry.split('/')[0] for entry in removed}):
+            for outputs in ('submitted', 'autograded', 'feedback', '.grading/submitted'):
+                folder = root / outputs / student
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
+            try:
+                if not gradebook.find_student(student).submissions:
+                    gradebook.remove_student(student)
+            except MissingEntry:
+                pass
+    roster, demo = root / 'roster.csv', root / 'demo_class' / 'roster.csv'
+    if roster.exists() and demo.exists() and roster.read_bytes() == demo.read_bytes():
+        roster.unlink()
+    return removed, kept
+
+
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('root', nargs='?', default='.', help='the course folder (default: the current one)')
+    parser.add_argument('--remove', action='store_true', help='remove the demo class instead (make demo-class-remove)')
+    args = parser.parse_args(argv)
+    if not args.remove:
+        for folder in build_class(args.root):
+            print('wrote', folder)
+        return
+    removed, kept = remove_class(args.root)
+    print(f'Removed the demo class: {len(removed)} submissions (their submitted, autograded and feedback folders and '
+          'gradebook rows), the demo students left without any, and the demo roster.')
+    if kept:
+        print(f'Kept, as they are not the demo class\'s work: {", ".join(kept)}')
+    print('Run `make grade` again to rewrite grades.csv, the LMS files and the reports without them.')
+
+
 if __name__ == '__main__':
-    for folder in build_class(sys.argv[1] if len(sys.argv) > 1 else '.'):
-        print('wrote', folder)
+    main()

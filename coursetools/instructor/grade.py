@@ -24,6 +24,7 @@ import time
 from coursetools.instructor import commands
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
+from coursetools.instructor import roster
 from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
 from coursetools.instructor import repair
@@ -141,39 +142,6 @@ def write_status(course, assignment, notes):
     path.write_text(json.dumps({s: n for s, n in sorted(notes.items()) if n}, indent=1) + '\n')
 
 
-UNGRADED_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{assignment}: not graded</title>
-<style>body {{ font-family: sans-serif; max-width: 46em; margin: 2em auto; line-height: 1.5 }}
-li {{ white-space: pre-wrap; overflow-wrap: anywhere }}</style></head>
-<body><h1>{assignment}: your submission could not be graded</h1>
-<p>The grader could not grade <code>{notebook}</code> from your submission, so none of its tasks has a mark
-from this grading. What the grader found:</p>
-<ul>{reasons}</ul>
-<p>What to do: open your notebook in Jupyter and check that it opens, then run <em>Restart &amp; Run All</em>,
-save it as <code>{notebook}</code> and submit it again. If it opens and runs for you, tell your instructor.</p>
-</body></html>
-"""
-
-
-def explain_ungraded(course, assignment, notes, students=None):
-    """feedback/<student>/<assignment>/<notebook>.html for each submission that could not be graded: what went
-    wrong and what to do, instead of no page (nbgrader writes none) or a page left from an earlier grading."""
-    import html
-    notebook = f'{assignment}.ipynb'
-    graded = set(course.graded_students(assignment))
-    for student in course.students(assignment):
-        if student in graded or (students is not None and student not in students):
-            continue
-        folder = course.root / 'feedback' / student / assignment
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        reasons = ''.join(f'<li>{html.escape(note)}</li>' for note in notes.get(student) or
-                          ['nbgrader could not grade it'])
-        page = UNGRADED_PAGE.format(assignment=html.escape(assignment), notebook=html.escape(notebook),
-                                    reasons=reasons)
-        (folder / f'{assignment}.html').write_text(page, encoding='utf-8')
-
-
 def export(course, db=None):
     """grades.csv, written whole or not at all."""
     partial = course.root / 'grades.csv.partial'
@@ -195,10 +163,22 @@ def helper_count(course, assignments):
     return commands.share_count(largest, os.cpu_count() or 1) - 1
 
 
+def compare_submissions(course, assignment):
+    """reports/<assignment>-similarity.html (`similarity`), before the report that links to it; the line that
+    `make grade` prints about it. It reads the notebooks, runs nothing, and never stops the grading."""
+    try:
+        from coursetools.instructor import similarity       # copydetect imports pyplot: only when it is needed
+        path, flagged = similarity.write_similarity(course.root, assignment)
+    except Exception as error:
+        return f'Similarity: not compared ({type(error).__name__}: {error})'
+    return f'Similarity: {path}: {similarity.summary(flagged)}'
+
+
 def grade_each(course, selection, phases, helpers, reports, db, options, sequential, settings):
     """Release, autograde and feedback of each assignment of `selection` ({assignment: its students to grade, or
     None for all}); {assignment: autograde run report}. `helpers`: the forked helpers (`commands.ForkedHelpers`),
-    or None; `reports` receives each assignment's `commands.Report`, begun beside its feedback."""
+    or None; `reports` receives each assignment's `commands.Report`, begun beside its feedback, and the similarity
+    line (`compare_submissions`), as (report, line)."""
     runs = {}
     for assignment, students in selection.items():
         # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
@@ -210,6 +190,9 @@ def grade_each(course, selection, phases, helpers, reports, db, options, sequent
                 print(f'== {assignment}: release', flush=True)
                 course.copy_widget_beside_notebooks()
                 commands.run(course, 'generate_assignment', assignment, '--force', db=db)
+                # names, the due date and extensions (nbgrader_config.py's c.Term), before autograde dates them
+                roster.apply(course.root, assignment, db or course.db_url,
+                             [s for s in course.students(assignment) if students is None or s in students])
             with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
                                    forked=helpers) as feedback:
 
@@ -224,12 +207,14 @@ def grade_each(course, selection, phases, helpers, reports, db, options, sequent
                                                         sequential=sequential, started=started, on_tail=on_tail,
                                                         students=students)
                     write_status(course, assignment, notes)
-                reports[assignment] = commands.Report(course, assignment, db or course.db_url, helpers)
+                with phases.start(f'{assignment}: similarity'):
+                    compared = compare_submissions(course, assignment)
+                reports[assignment] = (commands.Report(course, assignment, db or course.db_url, helpers), compared)
                 with phases.start(f'{assignment}: feedback'):
                     print(f'== {assignment}: feedback', flush=True)
                     feedback.run([s for s in course.graded_students(assignment)
                                   if students is None or s in students])
-                    explain_ungraded(course, assignment, notes, students)
+                    commands.explain_ungraded(course, assignment, notes, students)
                 unchanged.remember(course, assignment, [s for s in course.graded_students(assignment)
                                                         if students is None or s in students], options, db)
         finally:
@@ -294,17 +279,20 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
         if graded:
             with phases.start('export'):
                 export(course, db=db)
+                lms_line = roster.exported_line(*roster.export(course.root, course.assignments(), db or course.db_url))
         for assignment in shown:
             print(f'\n{assignment}')
             print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment)))
             if assignment in reports:
                 with phases.start('reports'):
-                    print(f'Report: {reports[assignment].path()}')
+                    print(f'Report: {reports[assignment][0].path()}')
+                print(reports[assignment][1])
     finally:
         if helpers is not None:
             helpers.close()
     if graded:
         print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
+        print(lms_line)
     print('\nTime taken:')
     print('\n'.join(phases.lines()))
     if forked:

@@ -7,6 +7,7 @@ kernel deaths, timeouts), and shows
 
 * the class's marks: a histogram of the marks of each task and of the total, and a table per student;
 * the checks that failed most often: grade_id, how many students failed it (and who), its most common message;
+* a link to reports/<assignment>-similarity.html when it exists (`coursetools.instructor.similarity`);
 * the students with problems: 0 marks in total, a kernel that died, a cell that timed out, a missing or
   unreadable notebook, a submission that was not graded, a late submission, and the notes in
   reports/<assignment>-status.json ({"student": ["note", ...]}), which other grading steps may write.
@@ -144,9 +145,11 @@ def gather(course, assignment, db_url):
         failed.append(dict(grade_id=grade_id, task=marks.task_of(grade_id), count=len(who), students=sorted(who),
                            message=common[0][0], message_count=common[0][1], messages=len(common)))
     failed.sort(key=lambda f: (-f['count'], list(cells).index(f['grade_id'])))
+    similar = course / 'reports' / f'{assignment}-similarity.html'
     return dict(assignment=assignment, table=table, maxima=maxima, failed=failed,
                 problems={s: problems[s] for s in sorted(problems) if problems[s]},
-                status_problem=status_problem, graded=len(scores))
+                status_problem=status_problem, graded=len(scores),
+                similarity=similar.name if similar.exists() else None)
 
 
 # ---------------------------------------------------------------------------------------------------- drawing
@@ -215,6 +218,9 @@ def render(data):
              f'<p class="meta">{n} students graded; mean {mean:.1f} / {full:g}; '
              f'{sum(t == full for t in totals.values())} with full marks; '
              f'{len(data["problems"])} with problems. Generated {datetime.datetime.now():%Y-%m-%d %H:%M}.</p>']
+    if data.get('similarity'):
+        parts.append(f'<p class="meta">Code shared between submissions: <a class="similarity" '
+                     f'href="{_e(data["similarity"])}">the similarity report</a>.</p>')
     if data.get('status_problem'):
         parts.append(f'<p class="warning">{_e(data["status_problem"])}</p>')
 

@@ -16,9 +16,12 @@ def _files_digest(digest, folder: pathlib.Path):
 
 
 def grader_digest(course: Course, assignment, options=(), db=None) -> str:
-    """A hash of what decides an assignment's marks besides the submission: a change regrades everyone."""
+    """A hash of what decides an assignment's marks besides the submission (the course's code, settings,
+    source notebook and roster, the run's options): a change regrades everyone."""
     digest = hashlib.sha256(course_digest().encode())
-    for path in (course.root / 'nbgrader_config.py', course.root / 'source' / assignment / f'{assignment}.ipynb'):
+    from coursetools.instructor import roster           # names, extensions: the late penalty depends on them
+    for path in (course.root / 'nbgrader_config.py', course.root / 'source' / assignment / f'{assignment}.ipynb',
+                 course.root / roster.settings(course.root).roster):
         digest.update(path.read_bytes() if path.is_file() else b'-')
     digest.update(json.dumps([sorted(options), db or '']).encode())
     return digest.hexdigest()

@@ -1,0 +1,129 @@
+"""The similarity report (coursetools/instructor/similarity.py): in the graded demo class it flags the planted
+copy (pam, who copied oli's answers and renamed things) and no other pair; the release's code and code common
+to many submissions do not count; no student code runs."""
+import html
+import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
+from copydetect.utils import filter_code
+
+from conftest import ROOT
+from coursetools.instructor import democlass, similarity
+
+A = 'noughts_and_crosses'
+PLANTED = [('oli', 'pam')]
+
+
+def flagged(course, assignment, **settings):
+    return [(p.first, p.second) for p in similarity.analyse(course, assignment, **settings)['pairs'] if p.flagged]
+
+
+def page_rows(page, kind):
+    """The pairs of the page's table whose row is of `kind` ('flagged' or 'shown')."""
+    return [tuple(html.unescape(pair).split('/')) for pair in re.findall(rf'<tr class="{kind}" data-pair="([^"]+)"',
+                                                                          page)]
+
+
+def test_the_planted_copy_is_olis_code_with_other_names_and_comments():
+    """pam's answer file is oli's, token for token, under other names: what the report is to find."""
+    code = {}
+    for student in ('oli', 'pam'):
+        _, answers = democlass.read_answers(ROOT / 'demo_class' / A / f'{student}.py')
+        code[student] = '\n\n'.join(answers.values())
+    assert code['oli'] != code['pam']
+    assert sum(a != b for a, b in zip(code['oli'].splitlines(), code['pam'].splitlines())) > 20
+    tokens = {student: filter_code(source, f'{student}.py', 'python')[0] for student, source in code.items()}
+    assert tokens['oli'] == tokens['pam']
+
+
+def test_make_grade_flags_the_planted_pair_and_no_other(graded_class):
+    course, result = graded_class
+    lines = [line for line in result.stdout.splitlines() if line.startswith('Similarity: ')]
+    assert lines == [f'Similarity: {course}/reports/alpha_beta-similarity.html: no pair flagged',
+                     f'Similarity: {course}/reports/{A}-similarity.html: flagged oli & pam (100%/100%)'], lines
+    page = (course / 'reports' / f'{A}-similarity.html').read_text()
+    assert page_rows(page, 'flagged') == PLANTED
+    assert re.findall(r'<section class="pair" data-pair="([^"]+)">', page) == ['oli/pam']
+    assert "<span class='copied'>" in page and 'ORDER' in page and 'PREFERENCE' in page
+    assert page_rows((course / 'reports' / 'alpha_beta-similarity.html').read_text(), 'flagged') == []
+    report = (course / 'reports' / f'{A}.html').read_text()
+    assert f'<a class="similarity" href="{A}-similarity.html">' in report
+
+
+def test_the_verdict_does_not_hang_on_the_share_that_counts_as_common(graded_class):
+    """Code in more than `common` of the submissions is left out; anywhere from 15 % to 35 % the demo class
+    gives the same flags."""
+    course, _ = graded_class
+    for common in (0.15, 0.2, 0.25, 0.3, 0.35):
+        assert flagged(course, A, common=common) == PLANTED, common
+        assert flagged(course, 'alpha_beta', common=common) == [], common
+
+
+def test_without_leaving_common_code_out_the_demo_class_looks_copied(graded_class):
+    """Why common code is left out: the demo students were written as variants of one answer (ada's, with one
+    mistake each), so compared whole, many of them share most of their code."""
+    course, _ = graded_class
+    pairs = flagged(course, A, common=1.0)
+    assert PLANTED[0] in pairs and ('ada', 'fay') in pairs and len(pairs) > 10
+    assert len(flagged(course, 'alpha_beta', common=1.0)) > 10
+
+
+def small_class(folder, answers):
+    """A course folder with only release/ and submitted/: each student's notebook is the release with `answers`
+    ({student: {grade_id: source}}) in its solution cells."""
+    shutil.copytree(ROOT / 'release' / A, folder / 'release' / A, ignore=shutil.ignore_patterns('minimax_widget'))
+    release = nbformat.read(folder / 'release' / A / f'{A}.ipynb', as_version=4)
+    for student, sources in answers.items():
+        target = folder / 'submitted' / student / A
+        target.mkdir(parents=True)
+        nbformat.write(democlass.fill(release, '', sources), target / f'{A}.ipynb')
+    return folder
+
+
+def test_the_release_is_boilerplate(tmp_path):
+    """Two students who both handed in the release untouched share only its code: no pair. The same code
+    compared with nothing left out is a 100 % match."""
+    course = small_class(tmp_path, {'max': {}, 'max2': {}})
+    assert flagged(course, A) == []
+    code, _ = similarity.submissions(course, A)
+    _, pairs = similarity.compare(code, boilerplate=set())
+    assert [(p.first, p.second, p.flagged) for p in pairs] == [('max', 'max2', True)]
+
+
+DOES_THINGS = """
+import pathlib
+pathlib.Path({marker!r}).write_text('ran')
+def score(state, player):
+    best = None
+    for row in range(3):
+        for col in range(3):
+            if state[row][col] == ' ':
+                value = (row * 3 + col) % 2 - 1 if player == 'o' else (row + col) % 2
+                if best is None or value > best[0]:
+                    best = (value, (row, col))
+    return best
+"""
+
+
+def test_no_student_code_runs_and_a_class_of_two_can_copy(tmp_path):
+    """The code is only read: a cell that would write a file writes nothing. Two students are a class too."""
+    marker = tmp_path / 'ran'
+    source = DOES_THINGS.format(marker=str(marker))
+    copied = source.replace('best', 'top').replace('value', 'v')
+    course = small_class(tmp_path / 'course', {'sam': {'score': source}, 'tom': {'score': copied}})
+    result = subprocess.run([sys.executable, '-m', 'coursetools.instructor.similarity', '--course', str(course),
+                             '--assignment', A], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (f'Similarity: {course}/reports/{A}-similarity.html: flagged sam & tom '
+                                     '(100%/100%)')
+    assert not marker.exists()
+
+
+def test_an_unreadable_notebook_is_named_not_compared(tmp_path):
+    course = small_class(tmp_path, {'ada': {}, 'bob': {}})
+    (course / 'submitted' / 'bob' / A / f'{A}.ipynb').write_text('{"cells": [')
+    path, pairs = similarity.write_similarity(course, A)
+    assert pairs == [] and 'Not compared: bob (noughts_and_crosses.ipynb could not be read' in path.read_text()
