@@ -528,7 +528,9 @@ def test_package_layout_and_imports():
 
 
 def test_package_contains_no_answers():
-    """No line checking, no list of lines, no minimax of its own: those belong to the student."""
+    """No line checking, no list of lines, no minimax of its own: those belong to the student. (The step panel's
+    search, stepping.py, runs the procedure it teaches over the student's score_end, moves and play, and compares
+    values one at a time as it steps; it too holds no winner, move or value of its own.)"""
     def is_index_triple(node):
         return (isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 3
                 and all(isinstance(e, (ast.Constant, ast.Tuple, ast.List)) for e in node.elts)
