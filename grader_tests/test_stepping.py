@@ -8,6 +8,7 @@ subtrees pruned (checked also against the workbook's published 549,946 and 18,29
 """
 import math
 import random
+import time
 
 import pytest
 
@@ -171,3 +172,166 @@ def test_a_finished_position_is_done_at_once():
     board = oracle.nested('xxxoo    ')
     steps = stepped(board, 'o', True, 'listed', 2)
     assert [s.kind for s in steps] == ['done'] and steps[0].value == 1 and steps[0].visited == 1
+
+
+# ---- the step panel of the widget (no browser) -----------------------------------------------------------------
+
+MID_GAME = oracle.nested('x   o    ')
+
+
+@pytest.fixture
+def panel_widget(monkeypatch):
+    """make(**options): a GameTreeWidget over the alpha_beta workbook's functions, without the tree drawn."""
+    from coursetools.widget import GameTreeWidget
+    from test_widget_alpha_beta import NAMES, reference_functions
+    monkeypatch.delenv('NBGRADER_EXECUTION', raising=False)
+    made = []
+
+    def make(**options):
+        namespace = reference_functions()
+        functions = {name: namespace[name] for name in NAMES}
+        functions.update(options.pop('functions', {}))
+        if 'alphabeta' in options:
+            functions['alphabeta'] = options.pop('alphabeta')
+        widget = GameTreeWidget(**functions, tree=False, state=options.pop('state', MID_GAME), **options)
+        made.append(widget)
+        assert widget.wait(60)
+        return widget
+    yield make
+    for widget in made:
+        widget.stop()
+        widget.close()
+
+
+def outline_lines(widget):
+    """The outline's lines as text, as the page shows them."""
+    import re
+    return [re.sub('<[^>]+>', '', line) for line in re.findall(r'<div class="nac-step-line[^>]*>.*?</div>',
+                                                                  widget.steps.ui.outline.value)]
+
+
+def press(widget, action, *args, times=1):
+    for _ in range(times):
+        getattr(widget.steps, action)(*args)
+        assert widget.wait(30)
+
+
+def test_step_back_and_step_again_show_the_same_texts(panel_widget):
+    widget = panel_widget()
+    seen = []
+    for _ in range(12):
+        press(widget, 'step')
+        seen.append((widget.steps.ui.said.value, widget.steps.ui.outline.value, widget.steps.ui.counts.value))
+    press(widget, 'back', times=5)
+    assert (widget.steps.ui.said.value, widget.steps.ui.outline.value, widget.steps.ui.counts.value) == seen[6]
+    assert widget.steps.index == 7
+    press(widget, 'step', times=5)
+    assert (widget.steps.ui.said.value, widget.steps.ui.outline.value, widget.steps.ui.counts.value) == seen[11]
+    press(widget, 'back', times=20)
+    assert widget.steps.index == 0 and widget.steps.ui.back.disabled
+
+
+@pytest.mark.parametrize('order', ['listed', 'best', 'worst'])
+def test_run_to_end_shows_the_reference_values_cuts_and_counts(panel_widget, order):
+    widget = panel_widget()
+    widget.steps.ui.order.value = order
+    assert widget.wait(30)
+    press(widget, 'run_to_end')
+    reference = Reference(True, order, 2)
+    value = reference.search(MID_GAME, 'x')
+    lines = outline_lines(widget)
+    assert lines[0] == f'start = {format_value(value)} (the value here)'
+    pruned = {moves for path, moves in reference.cuts if path == ()}
+    for (path, backed) in reference.backed:
+        if len(path) == 1:
+            assert any(line.startswith(f'x {path[0][0]},{path[0][1]} = {format_value(backed)} ') for line in lines)
+    for moves in pruned:
+        for row, col in moves:
+            assert f'x {row},{col} · pruned' in lines
+    counts = widget.steps.ui.counts.value
+    assert f'<b>{reference.visited:,}</b> positions visited so far' in counts
+    assert f'<b>{reference.pruned:,}</b> subtrees pruned' in counts
+    plain = Reference(False, 'listed', 9)
+    plain.search(MID_GAME, 'x')
+    assert f'Plain minimax visits {plain.visited:,} positions here' in counts
+    for each, label in (('listed', 'as listed'), ('best', 'best first'), ('worst', 'worst first')):
+        other = Reference(True, each, 9)
+        other.search(MID_GAME, 'x')
+        assert f'{label} {other.visited:,} (saves' in counts
+    assert widget.steps.ui.step.disabled and widget.steps.ui.end.disabled
+
+
+def format_value(value):
+    return {1: '+1', 0: '0', -1: '−1'}[value]
+
+
+def test_play_moves_on_by_itself_and_pause_stops_it(panel_widget):
+    widget = panel_widget(pace=0.1)
+    widget.steps.play()
+    time.sleep(1.0)
+    assert widget.steps.playing and 3 <= widget.steps.index
+    widget.steps.pause()
+    assert widget.wait(10)
+    stopped = widget.steps.index
+    time.sleep(0.5)
+    assert widget.steps.index == stopped and not widget.steps.playing
+    assert widget.steps.ui.pause.disabled and not widget.steps.ui.play.disabled
+
+
+def test_predict_then_reveal_keeps_a_tally(panel_widget):
+    widget = panel_widget()
+    widget.steps.ui.predict.value = True
+    press(widget, 'step', times=8)
+    asking = widget.steps._asking()
+    assert asking is not None and widget.steps.ui.said.value.startswith('Predict: what value backs up')
+    held = widget.steps.index
+    press(widget, 'step')
+    assert widget.steps.index == held, 'Step waits for the prediction'
+    assert any(line.endswith('= ?  (predict: −1, 0 or +1)') for line in outline_lines(widget))
+    right = asking.value
+    press(widget, 'guess', right)
+    assert widget.steps.ui.said.value.startswith(f'You said {format_value(right)}: right.')
+    assert widget.steps.ui.tally.value == '1 of 1 predicted right'
+    while widget.steps._asking() is None:
+        press(widget, 'step')
+    wrong = 1 if widget.steps._asking().value != 1 else -1
+    press(widget, 'guess', wrong)
+    assert widget.steps.ui.tally.value == '1 of 2 predicted right'
+    assert f'it is {format_value(widget.steps.steps[widget.steps.index - 1].value)}' in widget.steps.ui.said.value
+
+
+def test_a_move_played_restarts_the_search_from_the_new_position(panel_widget):
+    widget = panel_widget()
+    press(widget, 'step', times=3)
+    widget.click(0, 2)
+    assert widget.wait(30)
+    assert widget.steps.key is None or widget.steps.key[0] == widget.state
+    press(widget, 'step')
+    assert widget.steps.key[0] == widget.state and widget.steps.index == 1
+
+
+def test_a_broken_function_stops_the_steps_at_that_position(panel_widget):
+    from test_widget_alpha_beta import reference_functions
+    score_end = reference_functions()['score_end']
+
+    def broken(state):
+        if oracle.flat(state).count(' ') == 5:
+            raise KeyError('oops')
+        return score_end(state)
+    widget = panel_widget(functions={'score_end': broken})
+    press(widget, 'run_to_end')
+    assert widget.steps.ui.said.value.startswith("Stopped after 0,1 then 0,2: score_end raised KeyError: 'oops'")
+    assert "o 0,2 · stopped: score_end raised KeyError: 'oops'" in outline_lines(widget)
+    assert widget.steps.ui.step.disabled and not widget.steps.ui.back.disabled
+
+
+def test_keys_drive_the_panel_only_when_enabled(panel_widget):
+    widget = panel_widget(keys=True, alphabeta=None)
+    assert widget.key_bridge.enabled and widget.steps.ui.order.layout.display == 'none'
+    widget.key_bridge._received(widget.key_bridge, {'key': 'step'}, [])
+    widget.key_bridge._received(widget.key_bridge, {'key': 'step'}, [])
+    assert widget.wait(30) and widget.steps.index == 2
+    widget.key_bridge._received(widget.key_bridge, {'key': 'back'}, [])
+    assert widget.wait(30) and widget.steps.index == 1
+    assert 'window' not in widget.steps.ui.said.value and 'α' not in widget.steps.ui.outline.value
+    assert not panel_widget().key_bridge.enabled

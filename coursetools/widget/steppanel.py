@@ -284,7 +284,7 @@ class StepPanel:
         text = f'<b>{last.visited:,}</b> positions visited so far'
         if alphabeta:
             text += f' · <b>{last.pruned:,}</b> subtrees pruned'
-        text += f' · step {self.index} of {len(self.steps)}{"" if self._finished() else "+"}'
+        text += f' · step {self.index}' + (f' of {len(self.steps)}' if self._finished() else '')
         if alphabeta and last.kind == 'done':
             text += '<div class="nac-step-saved">' + html.escape(self._saved(last), quote=False) + '</div>'
         return text
