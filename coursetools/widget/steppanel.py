@@ -8,7 +8,7 @@ import time
 
 import ipywidgets as widgets
 
-from .calls import format_value
+from .calls import FunctionError, format_value
 from .outline import Outline, replay
 from .stepping import ORDERS, PREDICTED, Search, where
 
@@ -80,11 +80,13 @@ class StepPanel:
     def __init__(self, call, worker, position, pace, alphabeta=False, depth=2):
         self.call, self.worker, self.position, self.pace = call, worker, position, pace
         self.ui = StepControls(alphabeta, depth)
-        self.searches = {}
+        self.alphabeta = alphabeta
+        self.searches, self.tables = {}, {}
         self.key = self.generator = self.outline = None
         self.steps, self.index, self.answered = [], 0, {}
         self.right = self.asked = 0
         self.playing, self.reply = False, ''
+        self.warmed = None
         self._connect()
         self._show_settings()
         self.ui.said.value = INTRO
@@ -141,9 +143,27 @@ class StepPanel:
         self.worker.submit(self._guess_job, value)
 
     def follow(self):
-        """The position shown may have changed (called from a job): start again if it did."""
+        """The position shown may have changed (called from a job): start again if it did, and prepare."""
         if self.key is not None and self.key[:2] != tuple(self.position()):
             self._restart_job()
+        if self.warmed != tuple(self.position()) and self.ui.box.layout.display != 'none':
+            self.worker.submit(self._warm_job, background=True)
+
+    def _warm_job(self):
+        """Search the position shown once, in the background, before anyone steps: the values that order the
+        moves and the counts shown at the end are then at hand, and every Step takes milliseconds."""
+        position = tuple(self.position())
+        self.call.cancel_check = self.worker.cancel_check(generation=self.worker.generation)
+        try:
+            self._search(False, 'listed').plain(*position)
+            if self.alphabeta:
+                for order in ORDERS:
+                    self._search(True, order).pruning(*position, -float('inf'), float('inf'))
+        except FunctionError:
+            pass   # stepping will meet it, and show it at the position where it happens
+        finally:
+            self.call.cancel_check = None
+        self.warmed = position
 
     # -- jobs (background thread) ----------------------------------------------------------------------------
     def _ensure(self):
@@ -154,10 +174,17 @@ class StepPanel:
         if key == self.key:
             return
         alphabeta = ui.kind.value == 'alphabeta'
-        search = self.searches.setdefault(key[2:4], Search(self.call, alphabeta, ui.order.value))
+        search = self._search(alphabeta, ui.order.value)
         self.key, self.generator = key, search.steps(state, player, ui.live_depth.value)
         self.steps, self.index, self.answered = [], 0, {}
         self.outline = Outline(player, alphabeta)
+
+    def _search(self, alphabeta, order):
+        """The Search for these settings, kept with what it remembers (shared among move orders)."""
+        key = ('alphabeta' if alphabeta else 'minimax', order)
+        if key not in self.searches:
+            self.searches[key] = Search(self.call, alphabeta, order, self.tables)
+        return self.searches[key]
 
     def _peek(self):
         """The next Step (asked of the search if it is not kept yet), or None after the last."""
@@ -295,10 +322,10 @@ class StepPanel:
     def _saved(self, last):
         """'Plain minimax visits 7,331 here. α-β visits: as listed 1,234 (saves 83%) · best first …'."""
         state, player = self.key[:2]
-        plain = self.searches[self.key[2:4]].plain(state, player)[1]
+        plain = self._search(False, 'listed').plain(state, player)[1]
         parts = []
         for order in ORDERS:
-            search = self.searches.setdefault(('alphabeta', order), Search(self.call, True, order))
+            search = self._search(True, order)
             visited = search.pruning(state, player, -float('inf'), float('inf'))[1]
             saved = 100 * (plain - visited) / plain
             parts.append(f'{ORDER_LABELS[order]} {visited:,} (saves {saved:.0f}%)')

@@ -67,13 +67,16 @@ class Search:
     """Searches through ``call`` (a FunctionCaller). ``order`` is how moves are tried ('listed', 'best',
     'worst'); ``alphabeta`` prunes with the workbook's convention (first strictly better move kept, α or β
     updated after each move, cut when α ≥ β). Whole subtrees searched at once are remembered by position (and
-    window), which is exact: the same search from the same position does the same work."""
+    window), which is exact: the same search from the same position does the same work. ``tables`` (a dict) lets
+    searches in other orders over the same functions share what does not depend on the order."""
 
-    def __init__(self, call, alphabeta=False, order='listed'):
+    def __init__(self, call, alphabeta=False, order='listed', tables=None):
         if order not in ORDERS:
             raise ValueError(f'order must be one of {ORDERS}')
         self.call, self.alphabeta, self.order = call, alphabeta, order
-        self._plain, self._pruning, self._children = {}, {}, {}
+        tables = {} if tables is None else tables
+        self._plain, self._listed = tables.setdefault('plain', {}), tables.setdefault('listed', {})
+        self._pruning, self._children = {}, {}
         self.visited = self.pruned = 0
 
     # -- the functions of the notebook -----------------------------------------------------------------------
@@ -81,13 +84,20 @@ class Search:
         """[(move, board after it)] in the search's order, or None when score_end says the game is over."""
         key = (state, player)
         if key not in self._children:
-            if self.call('score_end', state) is not None:
-                self._children[key] = None
-            else:
-                options = [(move, self.call('play', state, move[0], move[1], player))
-                           for move in self.call('moves', state)]
-                self._children[key] = self._sorted(options, player)
+            options = self.listed(state, player)
+            self._children[key] = None if options is None else self._sorted(options, player)
         return self._children[key]
+
+    def listed(self, state, player):
+        """[(move, board after it)] as moves() lists them, or None when score_end says the game is over."""
+        key = (state, player)
+        if key not in self._listed:
+            if self.call('score_end', state) is not None:
+                self._listed[key] = None
+            else:
+                self._listed[key] = [(move, self.call('play', state, move[0], move[1], player))
+                                     for move in self.call('moves', state)]
+        return self._listed[key]
 
     def _sorted(self, options, player):
         """The moves in the search's order: values for sorting come from a full search of each child."""
@@ -101,13 +111,12 @@ class Search:
         """(value, positions a plain minimax visits from here, the position included)."""
         key = (state, player)
         if key not in self._plain:
-            end = self.call('score_end', state)
-            if end is not None:
-                self._plain[key] = (end, 1)
+            options = self.listed(state, player)
+            if options is None:
+                self._plain[key] = (self.call('score_end', state), 1)
             else:
                 best, visited = None, 1
-                for move in self.call('moves', state):
-                    child = self.call('play', state, move[0], move[1], player)
+                for _, child in options:
                     value, below = self.plain(child, other(player))
                     visited += below
                     if best is None or better(player, value, best):
