@@ -50,8 +50,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
         self.steps = StepPanel(self.call, self.worker, lambda: (self.state, self.player), lambda: self.ui.pace.value,
                                alphabeta is not None, live_depth)
         self.steps.ui.box.layout.display = None if steps else 'none'
-        self.ui.tree_panel.children = (*self.ui.tree_panel.children[:2], self.steps.ui.box,
-                                       *self.ui.tree_panel.children[2:])
+        self.ui.tree_panel.children = (*self.ui.tree_panel.children, self.steps.ui.box)   # under the tree
         self.key_bridge = KeyBridge(enabled=keys)
         self.key_bridge.on_key(self._on_key)
         self.children = [self.ui.main, self.key_bridge]

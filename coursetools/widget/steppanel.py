@@ -328,5 +328,5 @@ class StepPanel:
             search = self._search(True, order)
             visited = search.pruning(state, player, -float('inf'), float('inf'))[1]
             saved = 100 * (plain - visited) / plain
-            parts.append(f'{ORDER_LABELS[order]} {visited:,} (saves {saved:.0f}%)')
+            parts.append(f'{ORDER_LABELS[order]} {visited:,} (saves {saved:.1f}%)')
         return f'Plain minimax visits {plain:,} positions here; α-β visits ' + ' · '.join(parts) + '.'
