@@ -91,9 +91,9 @@ class Panels:
         play.add_class('nac-play')
         self.tree_parts = widgets.VBox([self.view, self.counts, self.pv, self.legend],
                                        layout=widgets.Layout(width='100%'))
-        tree_panel = widgets.VBox([self.depth, toolbar, self.tree_parts])
-        tree_panel.add_class('nac-tree-panel')
-        self.main = widgets.HBox([play, tree_panel], layout=widgets.Layout(width='100%'))
+        self.tree_panel = widgets.VBox([self.depth, toolbar, self.tree_parts])
+        self.tree_panel.add_class('nac-tree-panel')
+        self.main = widgets.HBox([play, self.tree_panel], layout=widgets.Layout(width='100%'))
         self.main.add_class('nac-main')
 
     def show_board(self, state, last):
