@@ -64,11 +64,12 @@ def after(board, player, path):
 
 def save_pictures(page, name):
     """The step panel as the screen shows it (artifacts, and docs/images when NAC_STEP_SCREENSHOTS is set)."""
-    page.locator('.nac-step-text').first.scroll_into_view_if_needed()
+    page.evaluate("() => document.querySelector('.nac-step-panel').scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
     page.screenshot(path=str(ARTIFACTS / f'{name}.png'))
     folder = os.environ.get('NAC_STEP_SCREENSHOTS')
     if folder:
-        page.locator('.nac-step-panel').first.screenshot(path=os.path.join(folder, f'{name}.png'))
+        page.screenshot(path=os.path.join(folder, f'{name}.png'))
 
 
 def test_alpha_beta_steps_back_play_orders_and_predictions(server, open_page):

@@ -335,3 +335,15 @@ def test_keys_drive_the_panel_only_when_enabled(panel_widget):
     assert widget.wait(30) and widget.steps.index == 1
     assert 'window' not in widget.steps.ui.said.value and 'α' not in widget.steps.ui.outline.value
     assert not panel_widget().key_bridge.enabled
+
+
+def test_a_value_after_a_cut_is_shown_as_a_bound(panel_widget):
+    widget = panel_widget(state=oracle.EMPTY_BOARD)
+    press(widget, 'run_to_end')
+    reference = Reference(True, 'listed', 2)
+    reference.search(oracle.EMPTY_BOARD, 'x')
+    cut_here = {path[0] for path, _ in reference.cuts if len(path) == 1}
+    assert cut_here, 'alpha-beta cuts below some of the first moves'
+    for row, col in oracle.empty_cells(oracle.EMPTY_BOARD):
+        line = next(line for line in outline_lines(widget) if line.startswith(f'x {row},{col} = '))
+        assert line.endswith('(o cut short: at most 0)' if (row, col) in cut_here else '(o chose min)'), line
