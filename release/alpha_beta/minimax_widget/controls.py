@@ -41,6 +41,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
         self.history = [(start, side_to_move(start), None)]   # (state, player to move, move that led here)
         self.index = 0
         self.mode = 'play'           # 'perfect' while score plays both sides
+        self.ended_as = {}           # finished position -> the side the viewer played when it was reached
         self.last_error = None
         self._quiet = False          # a control is being set by the widget, not the user
         self.ui = Panels(human, depth, pace, memoize, tree, lecture)
@@ -206,6 +207,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
 
     def _new_game_job(self):
         self._clear_messages()
+        self.ended_as.clear()
         self.history, self.index = [(EMPTY_STATE, 'x', None)], 0
         self._sync_history()
         self._render_board()
@@ -228,6 +230,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
     def _stopped_job(self):
         self._stopped_note()
         self._set_status()
+        self.worker.submit(self._draw_job, background=True)   # counts that Stop interrupted are counted again
 
     def _perfect_job(self, stops):
         self._clear_messages()
@@ -264,8 +267,12 @@ class GameTreeWidget(Rendering, widgets.VBox):
     def _draw_job(self, again=False):
         """Draw the tree of the position shown, unless it is drawn already (``again``: even then)."""
         tree = self.tree_panel.tree
-        if not self.ui.show_tree.value or (not again and tree is not None and tree.depth == self.ui.depth.value
-                                           and (tree.root.state, tree.root.player) == (self.state, self.player)):
+        if not self.ui.show_tree.value:
+            return
+        if (not again and tree is not None and tree.depth == self.ui.depth.value
+                and (tree.root.state, tree.root.player) == (self.state, self.player)):
+            if tree.search is None or 'stopped' in tree.search:   # drawn, but its counting was cut short
+                self.worker.submit(self.tree_panel.count, tree, background=True)
             return
         self.worker.set_busy('score is evaluating the tree below this position')
         self.tree_panel.draw(self.state, self.player, self.worker.cancel_check(generation=self.worker.generation))

@@ -61,8 +61,7 @@ CSS = """
 .nac-widget.nac-lecture .nac-buttons .widget-button, .nac-widget.nac-lecture .nac-buttons .jupyter-button,
 .nac-widget.nac-lecture .widget-toggle-button, .nac-widget.nac-lecture .widget-toggle-buttons .jupyter-button {
   font-size: 18px; height: 40px; line-height: 40px; padding: 0 12px; }
-.nac-widget.nac-lecture .widget-checkbox label, .nac-widget.nac-lecture .widget-label,
-.nac-widget.nac-lecture .widget-readout { font-size: 18px; }
+.nac-widget.nac-lecture .widget-checkbox label { font-size: 18px; }
 .nac-widget .nac-swatch { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em;
   border: 1px solid #777; margin: 0 0.25em 0 0.6em; }
 """

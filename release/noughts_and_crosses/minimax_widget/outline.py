@@ -11,7 +11,8 @@ TINTS = {1: '#dbe7fb', 0: '#ececec', -1: '#fde3d3'}
 
 class Line:
     """One position of the outline: the move that led to it, whose turn it is there and what is known of it."""
-    __slots__ = ('path', 'player', 'status', 'value', 'best', 'window', 'kind', 'below', 'children', 'error', 'seen')
+    __slots__ = ('path', 'player', 'status', 'value', 'best', 'window', 'kind', 'below', 'children', 'error', 'seen',
+                 'cut')
 
     def __init__(self, path, player):
         self.path, self.player = path, player
@@ -19,6 +20,7 @@ class Line:
         self.value = self.best = self.window = self.kind = self.below = self.error = None
         self.seen = []
         self.children = []
+        self.cut = False             # alpha-beta stopped trying its moves: its value is only a bound
 
 
 class Outline:
@@ -52,6 +54,7 @@ class Outline:
             parent = self.line(step.path[:-1])
             parent.best, parent.window = step.best, step.window if self.alphabeta else parent.window
         elif kind == 'cutoff':
+            line.cut = True
             for move in step.pruned_moves:
                 self.line(step.path + (tuple(move),)).status = 'pruned'
         elif kind == 'error':
@@ -108,13 +111,21 @@ class Outline:
             return f'{label} · stopped: {line.error}'
         if line.status == 'done':
             how = {'leaf': 'game over', 'deep': f'searched at once, {line.below or 0:,} positions',
-                   'backup': f'{line.player} chose {"max" if line.player == "x" else "min"}',
+                   'backup': _chose(line),
                    'root': 'the value here'}.get(line.kind, '')
             return f'{label} = {format_value(line.value)} ({how})'
         text = f'{label} → {line.player} to move · best so far {_best(line.best)}'
         if line.window is not None:
             text += f' · α {format_bound(line.window[0])}, β {format_bound(line.window[1])}'
         return text
+
+
+def _chose(line):
+    """How a searched position got its value: 'o chose min', or after a cut 'o cut short: at most 0'."""
+    if line.cut:
+        bound = 'at least' if line.player == 'x' else 'at most'
+        return f'{line.player} cut short: {bound} {format_value(line.value)}'
+    return f'{line.player} chose {"max" if line.player == "x" else "min"}'
 
 
 def _best(best):
