@@ -117,6 +117,10 @@ def test_make_present_serves_the_widget_alone_and_keys_drive_it(presented):
             page.keyboard.press('e')                   # Run to end: alpha-beta's 18,297 from the empty board
             page.wait_for_function("() => /18,297 positions visited/.test("
                                    "document.querySelector('.nac-step-counts').textContent)", timeout=60_000)
+            page.screenshot(path=str(ARTIFACTS / 'present-1280x720.png'))
+            target = os.environ.get('NAC_PRESENT_SCREENSHOT')
+            if target:
+                page.screenshot(path=target)
             page.locator('.nac-cell-1-1').first.click()
             page.wait_for_function("() => [...document.querySelectorAll('.nac-cell')].filter("
                                    "b => b.textContent.trim()).length === 2", timeout=30_000)
@@ -124,10 +128,6 @@ def test_make_present_serves_the_widget_alone_and_keys_drive_it(presented):
             page.keyboard.press('n')                   # New game
             page.wait_for_function("() => [...document.querySelectorAll('.nac-cell')].every("
                                    "b => !b.textContent.trim())", timeout=30_000)
-            page.screenshot(path=str(ARTIFACTS / 'present-1280x720.png'))
-            target = os.environ.get('NAC_PRESENT_SCREENSHOT')
-            if target:
-                page.screenshot(path=target)
             assert oracle.search_tree_size(oracle.EMPTY_BOARD, 'x') == 549946
             assert not [e for e in errors if 'blob:' in e or 'anywidget' in e or 'nac-' in e], errors
         finally:
