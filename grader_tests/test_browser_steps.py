@@ -13,8 +13,12 @@ import time
 import pytest
 
 from coursetools.game import analysis, oracle
-from test_browser import ARTIFACTS, browser, open_notebook, open_page, server, widget_errors  # noqa: F401 (fixtures)
+import test_browser
+from test_browser import ARTIFACTS, open_notebook, widget_errors
 from test_stepping import Reference
+
+# test_browser.py's fixtures, used here under the same names: its folder, its Jupyter server, its chromium
+server, browser, open_page = test_browser.server, test_browser.browser, test_browser.open_page
 
 pytestmark = pytest.mark.serial        # a live browser: timing-sensitive, so run alone (Makefile)
 INF = math.inf
