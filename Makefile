@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 
-.PHONY: all venv grade test release demo-class demo-class-remove demo benchmark clean
+.PHONY: all venv grade test release demo-class demo-class-remove demo present benchmark clean
 
 all: test
 
@@ -66,6 +66,11 @@ demo-class-remove: venv
 demo: venv
 	$(BIN)/python -c 'from coursetools.grading.course import Course; Course.at().copy_widget_beside_notebooks()'
 	$(BIN)/python -m jupyter lab --ServerApp.root_dir=source/noughts_and_crosses noughts_and_crosses.ipynb
+
+## make present [ASSIGNMENT=alpha_beta] [PORT=8866]: the widget alone on a page for a projector (Voilà), in lecture
+## mode with keys: → Step, ← Back, space Play/Pause, e Run to end, n New game. PRESENT_ARGS=--no-browser to only serve it.
+present: venv
+	$(BIN)/python -m coursetools.instructor.present $(or $(ASSIGNMENT),noughts_and_crosses) --port $(or $(PORT),8866) $(PRESENT_ARGS)
 
 ## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading).
 benchmark: venv

@@ -11,7 +11,9 @@ minimax_widget/. "Cold" means fresh functions and a fresh widget cache for every
 * the same through a whole widget (its background thread and its tree view), from the empty board;
 * counting the positions a plain and a memoized minimax visit from the empty board;
 * a whole perfect game with no pause, with and without the tree drawn after every move;
-* the notebook's widget cell under nbgrader (NBGRADER_EXECUTION set), in a fresh interpreter.
+* the notebook's widget cell under nbgrader (NBGRADER_EXECUTION set), in a fresh interpreter;
+* the step panel: the kernel time of every Step (the search's next event and the panel redrawn) through the whole
+  search from mid-game positions and from the empty board, minimax and alpha-beta in each move order (bar: 0.1 s).
 """
 import json
 import os
@@ -38,6 +40,11 @@ def score(state, player):
     return (max if player == 'x' else min)(options, key=lambda option: option[0])
 '''
 TARGETS = {2: 0.3, 3: 1.0}
+STEP_TARGET = 0.1
+ALPHABETA = '''
+def alphabeta(state, player, alpha, beta):
+    return score(state, player)
+'''
 
 
 def fresh_functions():
@@ -130,6 +137,53 @@ def widget_times(package):
         widget.close()
 
 
+def step_times(package):
+    """Every Step of a whole search, timed as the kernel spends it: the job of the step panel run on this thread
+    (the search's next event, the outline, the texts and the buttons written to the widgets)."""
+    print(f'\nStepping through the whole search (kernel time per Step, bar {STEP_TARGET} s), fresh widget each:')
+    print(f'{"from":<10} {"search":<22} {"live depth":>10} {"steps":>6} {"median ms":>10} {"95% ms":>7} '
+          f'{"worst ms":>9}  worst step  bar')
+    namespace = fresh_functions()
+    exec(compile(ALPHABETA, 'alphabeta', 'exec'), namespace)
+    for cells in ('x...o....', 'xo..x....', '.........'):
+        board = tuple(tuple(cells[row * 3:row * 3 + 3].replace('.', ' ')) for row in range(3))
+        for kind, order in [('minimax', 'listed'), ('alphabeta', 'listed'), ('alphabeta', 'best'),
+                            ('alphabeta', 'worst')]:
+            for depth in ((2, 4) if cells != '.........' else (2,)):
+                widget = package.GameTreeWidget(**fresh_functions(), alphabeta=namespace['alphabeta'], tree=False,
+                                                state=board, live_depth=depth)
+                widget.wait(60)
+                panel = widget.steps
+                panel.ui.kind.value, panel.ui.order.value = kind, order
+                widget.wait(60)
+                times = []
+                while not panel.ui.step.disabled:
+                    start = time.perf_counter()
+                    panel._step_job()
+                    times.append((time.perf_counter() - start, panel.steps[panel.index - 1].kind))
+                ms = sorted(t * 1000 for t, _ in times)
+                worst, what = max(times)
+                label = kind if kind == 'minimax' else f'alpha-beta, {order}'
+                print(f'{cells:<10} {label:<22} {depth:>10} {len(times):>6} {statistics.median(ms):>10.2f} '
+                      f'{ms[int(0.95 * len(ms))]:>7.2f} {worst * 1000:>9.1f}  {what:<10}  '
+                      f'{"met" if worst <= STEP_TARGET else "MISSED"}')
+                widget.close()
+    print('(the widget prepares each position shown in the background first: the values that order the moves and '
+          'the counts shown at the end)')
+    for cells in ('x...o....', '.........'):
+        board = tuple(tuple(cells[row * 3:row * 3 + 3].replace('.', ' ')) for row in range(3))
+        widget = package.GameTreeWidget(**fresh_functions(), alphabeta=namespace['alphabeta'], tree=False, state=board)
+        widget.wait(60)
+        panel = widget.steps
+        panel.call.cache.clear()
+        panel.tables.clear()
+        panel.searches.clear()
+        start = time.perf_counter()
+        panel._warm_job()
+        print(f'  preparing {cells}, cold: {time.perf_counter() - start:.3f} s (background thread)')
+        widget.close()
+
+
 def grading_time(folder):
     script = ('import sys, time\nstarted = time.perf_counter()\nfrom minimax_widget import GameTreeWidget\n'
               'repr(GameTreeWidget(print_state=None, score_end=None, play=None, moves=None, score=None))\n'
@@ -148,6 +202,7 @@ def main():
         tree_times()
         widget_times(package)
         grading_time(folder)
+        step_times(package)
 
 
 if __name__ == '__main__':

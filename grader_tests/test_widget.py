@@ -368,6 +368,32 @@ def test_stop_leaves_a_clear_state_and_the_next_click_plays_the_side_to_move(mak
     assert len(w.history) == 4 and w.player == 'o' and 'o to move · your turn' in turn_line(w)
 
 
+def test_the_verdict_stays_when_the_viewer_switches_sides(make_widget):
+    w = make_widget(state=oracle.nested('xx ooo x '))        # o has won: the AI, as the viewer plays x
+    assert 'Game over: o wins. The AI wins.' in turn_line(w)
+    w.ui.side.value = 'o'
+    assert w.wait(30)
+    assert 'Game over: o wins. The AI wins.' in turn_line(w), turn_line(w)
+    w.new_game()
+    assert w.wait(30) and 'Game over' not in turn_line(w)
+
+
+def test_counts_cut_short_by_stop_are_counted_again(make_widget):
+    from coursetools.widget.panels import counts_html
+    w = make_widget(tree=True)
+    w.last_tree.search = None                        # the counting job Stop overtook never ran
+    w.ui.counts.value = counts_html(w.last_tree, True)
+    assert '…' in w.ui.counts.value
+    w.stop()
+    assert w.wait(30)
+    assert w.last_tree.search == {'plain': 549946, 'distinct': 5478}
+    assert '…' not in w.ui.counts.value and '549,946' in w.ui.counts.value
+    w.last_tree.search = {'stopped': True}          # a count interrupted half way
+    assert 'interrupted' in counts_html(w.last_tree, True)
+    w.stop()
+    assert w.wait(30) and '549,946' in w.ui.counts.value
+
+
 def test_illegal_clicks_say_why(make_widget):
     w = make_widget()
     w.click(1, 1)
@@ -528,7 +554,9 @@ def test_package_layout_and_imports():
 
 
 def test_package_contains_no_answers():
-    """No line checking, no list of lines, no minimax of its own: those belong to the student."""
+    """No line checking, no list of lines, no minimax of its own: those belong to the student. (The step panel's
+    search, stepping.py, runs the procedure it teaches over the student's score_end, moves and play, and compares
+    values one at a time as it steps; it too holds no winner, move or value of its own.)"""
     def is_index_triple(node):
         return (isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 3
                 and all(isinstance(e, (ast.Constant, ast.Tuple, ast.List)) for e in node.elts)

@@ -46,6 +46,22 @@ CSS = """
 .nac-widget .nac-count-pair { display: flex; flex-wrap: wrap; gap: 6px 12px; margin-bottom: 4px; }
 .nac-widget .nac-count { flex: 1 1 170px; border: 1px solid #d0d0d0; border-radius: 6px; padding: 2px 10px; }
 .nac-widget .nac-count b { display: block; font-size: calc(var(--nac-text) + 8px); }
+.nac-widget .nac-step-panel { border-top: 1px solid #d0d0d0; padding-top: 6px; margin: 6px 0; }
+.nac-widget .nac-step-text { min-height: 2.7em; }
+.nac-widget .nac-step-text .widget-html-content { font-weight: 600; }
+.nac-widget .nac-step-outline { font-size: var(--nac-text); line-height: 1.3; }
+.nac-widget .nac-step-line { padding: 1px 6px; border-left: 4px solid transparent; border-radius: 3px; }
+.nac-widget .nac-step-current { border-left-color: #111111; font-weight: bold; }
+.nac-widget .nac-step-asking { outline: 2px dashed #8a5a00; }
+.nac-widget .nac-step-waiting { color: #6b6b6b; }
+.nac-widget .nac-step-pruned { color: #8a8a8a; text-decoration: line-through; }
+.nac-widget .nac-step-error { color: #c00000; }
+.nac-widget .nac-guess .jupyter-button, .nac-widget .nac-guess .widget-button { min-width: 56px; font-weight: bold; }
+.nac-widget .nac-step-saved { margin-top: 4px; }
+.nac-widget.nac-lecture .nac-buttons .widget-button, .nac-widget.nac-lecture .nac-buttons .jupyter-button,
+.nac-widget.nac-lecture .widget-toggle-button, .nac-widget.nac-lecture .widget-toggle-buttons .jupyter-button {
+  font-size: 18px; height: 40px; line-height: 40px; padding: 0 12px; }
+.nac-widget.nac-lecture .widget-checkbox label { font-size: 18px; }
 .nac-widget .nac-swatch { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em;
   border: 1px solid #777; margin: 0 0.25em 0 0.6em; }
 """

@@ -6,9 +6,11 @@ import ipywidgets as widgets
 
 from .calls import Cancelled, FunctionCaller, FunctionError, as_state
 from .grading import DisabledWidget, grading
+from .keys import KeyBridge
 from .model import EMPTY_STATE, build_tree, other, side_to_move
 from .panels import Panels
 from .rendering import Rendering
+from .steppanel import StepPanel
 from .treepanel import TreePanel
 from .worker import Worker
 
@@ -18,7 +20,8 @@ class GameTreeWidget(Rendering, widgets.VBox):
 
     The five functions (and, optionally, ``alphabeta(state, player, alpha, beta)``) are the only source of game
     facts. Options: ``state`` (start position), ``human`` ('x' or 'o'), ``depth`` (1-3 plies drawn), ``pace``
-    (seconds per move of a perfect game), ``memoize``, ``tree`` (draw it), ``lecture`` (bigger type, fewer controls).
+    (seconds per move of a perfect game), ``memoize``, ``tree`` (draw it), ``lecture`` (bigger type, fewer controls),
+    ``steps`` (the step panel), ``live_depth`` (its depth, 1-4), ``keys`` (keyboard keys, for `make present`).
     """
 
     def __new__(cls, *args, **kwargs):
@@ -27,7 +30,8 @@ class GameTreeWidget(Rendering, widgets.VBox):
         return super().__new__(cls, *args, **kwargs)
 
     def __init__(self, print_state=None, score_end=None, play=None, moves=None, score=None, *, alphabeta=None,
-                 state=None, human='x', depth=2, pace=0.6, memoize=True, tree=True, lecture=False):
+                 state=None, human='x', depth=2, pace=0.6, memoize=True, tree=True, lecture=False, steps=True,
+                 live_depth=2, keys=False):
         super().__init__()
         self.disabled_for_grading = False
         self.add_class('nac-widget')
@@ -37,13 +41,20 @@ class GameTreeWidget(Rendering, widgets.VBox):
         self.history = [(start, side_to_move(start), None)]   # (state, player to move, move that led here)
         self.index = 0
         self.mode = 'play'           # 'perfect' while score plays both sides
+        self.ended_as = {}           # finished position -> the side the viewer played when it was reached
         self.last_error = None
         self._quiet = False          # a control is being set by the widget, not the user
         self.ui = Panels(human, depth, pace, memoize, tree, lecture)
-        self.children = [self.ui.main]
         self.cells = self.ui.cells
         self.worker = Worker(self._show_error, self.ui.show_busy, self._set_status)
         self.tree_panel = TreePanel(self.ui, self.call, self.worker, self._show_error, self.play_path)
+        self.steps = StepPanel(self.call, self.worker, lambda: (self.state, self.player), lambda: self.ui.pace.value,
+                               alphabeta is not None, live_depth)
+        self.steps.ui.box.layout.display = None if steps else 'none'
+        self.ui.tree_panel.children = (*self.ui.tree_panel.children, self.steps.ui.box)   # under the tree
+        self.key_bridge = KeyBridge(enabled=keys)
+        self.key_bridge.on_key(self._on_key)
+        self.children = [self.ui.main, self.key_bridge]
         self._connect()
         self._set_lecture(lecture)
         self.ui.tree_parts.layout.display = None if tree else 'none'
@@ -196,6 +207,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
 
     def _new_game_job(self):
         self._clear_messages()
+        self.ended_as.clear()
         self.history, self.index = [(EMPTY_STATE, 'x', None)], 0
         self._sync_history()
         self._render_board()
@@ -218,6 +230,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
     def _stopped_job(self):
         self._stopped_note()
         self._set_status()
+        self.worker.submit(self._draw_job, background=True)   # counts that Stop interrupted are counted again
 
     def _perfect_job(self, stops):
         self._clear_messages()
@@ -248,13 +261,18 @@ class GameTreeWidget(Rendering, widgets.VBox):
     def _refresh_job(self):
         self._update_text()
         self._set_status()
+        self.steps.follow()
         self._draw_job()
 
     def _draw_job(self, again=False):
         """Draw the tree of the position shown, unless it is drawn already (``again``: even then)."""
         tree = self.tree_panel.tree
-        if not self.ui.show_tree.value or (not again and tree is not None and tree.depth == self.ui.depth.value
-                                           and (tree.root.state, tree.root.player) == (self.state, self.player)):
+        if not self.ui.show_tree.value:
+            return
+        if (not again and tree is not None and tree.depth == self.ui.depth.value
+                and (tree.root.state, tree.root.player) == (self.state, self.player)):
+            if tree.search is None or 'stopped' in tree.search:   # drawn, but its counting was cut short
+                self.worker.submit(self.tree_panel.count, tree, background=True)
             return
         self.worker.set_busy('score is evaluating the tree below this position')
         self.tree_panel.draw(self.state, self.player, self.worker.cancel_check(generation=self.worker.generation))
@@ -329,6 +347,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
     def _after_change(self):
         self._update_text()
         self._set_status()
+        self.steps.follow()
         self.worker.submit(self._draw_job, background=True)
 
     def _refresh_tree(self, again=False):
@@ -356,6 +375,14 @@ class GameTreeWidget(Rendering, widgets.VBox):
         if not change['new']:
             self.call.cache.clear()
         self._refresh_tree(again=True)
+
+    def _on_key(self, action):
+        """A key pressed on the page (keys=True): the step panel's buttons, and n for a new game."""
+        steps = self.steps
+        actions = {'step': steps.step, 'back': steps.back, 'toggle': steps.toggle, 'end': steps.run_to_end,
+                   'restart': steps.restart, 'new': self.new_game, 'guess-1': lambda: steps.guess(-1),
+                   'guess0': lambda: steps.guess(0), 'guess1': lambda: steps.guess(1)}
+        actions[action]()
 
     def _set_lecture(self, on):
         (self.add_class if on else self.remove_class)('nac-lecture')

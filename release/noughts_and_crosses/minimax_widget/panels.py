@@ -76,8 +76,7 @@ class Panels:
         self.history.add_class('nac-secondary')
         self.depth = _slider(widgets.IntSlider, 'nac-depth', 'tree depth', 'plies of the tree below this position',
                              value=max(1, min(3, depth)), min=1, max=3)
-        self.memo = _checkbox('memoize calls', 'nac-memo', MEMO_TOOLTIP, memoize)
-        self.memo.add_class('nac-secondary')
+        self.memo = _checkbox('memoize calls', 'nac-memo', MEMO_TOOLTIP, memoize)   # shown in lecture mode too
         self.show_tree = _checkbox('draw tree', 'nac-show-tree', 'untick while your score is slow', tree)
         self.lecture = _checkbox('lecture mode', 'nac-lecture-mode', 'bigger type, fewer controls', lecture)
         self.view = TreeView(layout=widgets.Layout(width='100%'))
@@ -91,9 +90,9 @@ class Panels:
         play.add_class('nac-play')
         self.tree_parts = widgets.VBox([self.view, self.counts, self.pv, self.legend],
                                        layout=widgets.Layout(width='100%'))
-        tree_panel = widgets.VBox([self.depth, toolbar, self.tree_parts])
-        tree_panel.add_class('nac-tree-panel')
-        self.main = widgets.HBox([play, tree_panel], layout=widgets.Layout(width='100%'))
+        self.tree_panel = widgets.VBox([self.depth, toolbar, self.tree_parts])
+        self.tree_panel.add_class('nac-tree-panel')
+        self.main = widgets.HBox([play, self.tree_panel], layout=widgets.Layout(width='100%'))
         self.main.add_class('nac-main')
 
     def show_board(self, state, last):
@@ -158,6 +157,8 @@ def counts_html(tree, memoize):
     search = tree.search or {}
     if 'error' in search:
         pair = f'<div>Counting positions stopped: {html.escape(search["error"])}</div>'
+    elif 'stopped' in search:
+        pair = '<div>Counting positions was interrupted; it starts again by itself.</div>'
     else:
         plain = f'{search["plain"]:,}' if 'plain' in search else '…'
         distinct = f'{search["distinct"]:,}' if 'distinct' in search else '…'

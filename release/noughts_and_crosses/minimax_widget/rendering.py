@@ -30,8 +30,11 @@ class Rendering:
         except FunctionError as error:
             self._show_error(str(error))
             end = None
+        # the verdict of a finished game is the one of the side the viewer played then: switching sides later
+        # does not turn "You win!" into "The AI wins."
+        side = self.ended_as.setdefault(self.state, self.human) if end is not None else self.human
         self.ui.status.value = status_html(*status_lines(
-            end, self.player, self.human, self.mode, thinking, self.index, len(self.history) - 1, self.ui.pace.value))
+            end, self.player, side, self.mode, thinking, self.index, len(self.history) - 1, self.ui.pace.value))
 
     def _show_error(self, message):
         self.last_error = message or None

@@ -1,6 +1,6 @@
 """The tree half of the widget: builds the tree below the position shown, draws it for the view's width, font
 and focus, fills the count and best-play panels, and turns clicks in the picture into actions."""
-from .calls import FunctionError
+from .calls import Cancelled, FunctionError
 from .drawing import draw_tree, parse_path
 from .model import PositionGraph, build_tree
 from .panels import counts_html, pv_html, root_summary
@@ -46,6 +46,8 @@ class TreePanel:
             tree.search = self.graph.counts(self.call, tree.root.state, tree.root.player)
         except FunctionError as error:
             tree.search = {'error': str(error)}
+        except Cancelled:
+            tree.search = {'stopped': True}   # not "…" for ever: counted again when this position is drawn
         finally:
             self.call.cancel_check = None
         if tree is self.tree:

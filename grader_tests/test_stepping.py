@@ -1,0 +1,349 @@
+"""The widget's step-through search (coursetools/widget/stepping.py) against a reference search written here.
+
+The stepping search drives the alpha_beta workbook's own score_end, moves and play (through the widget's
+FunctionCaller); the reference below works on coursetools.game.oracle's boards alone. For every position, both
+move orders and both searches they must agree step by step: which positions are entered and with which window,
+which value backs up where, where the cuts fall and what they prune, and the totals of positions visited and
+subtrees pruned (checked also against the workbook's published 549,946 and 18,297).
+"""
+import math
+import random
+import time
+
+import pytest
+
+from coursetools.game import oracle
+from test_alpha_beta import reference_functions as workbook_functions
+
+INF = math.inf
+
+
+def caller(**replaced):
+    """The widget's FunctionCaller over the workbook's score_end, moves and play (some replaced)."""
+    from coursetools.widget.calls import FunctionCaller
+    namespace = workbook_functions()
+    functions = {name: namespace[name] for name in ('score_end', 'moves', 'play')}
+    functions.update(replaced)
+    return FunctionCaller(functions)
+
+
+def ordered(board, player, order):
+    """Empty squares row by row, or sorted by the oracle's value of the board after them (stable)."""
+    options = oracle.empty_cells(board)
+    if order == 'listed':
+        return options
+    after = {move: oracle.value(oracle.place(board, *move, player), oracle.other(player)) for move in options}
+    best_first = sorted(options, key=lambda move: after[move], reverse=(player == 'x'))
+    if order == 'best':
+        return best_first
+    return sorted(options, key=lambda move: after[move], reverse=(player == 'o'))
+
+
+class Reference:
+    """Plain minimax or alpha-beta (the workbook's convention), recording what the stepping search must show."""
+
+    def __init__(self, pruning, order, depth):
+        self.pruning, self.order, self.depth = pruning, order, depth
+        self.visited = self.pruned = 0
+        self.entered, self.backed, self.cuts = [], [], []
+
+    def search(self, board, player, alpha=-INF, beta=INF, path=()):
+        self.visited += 1
+        end = oracle.outcome(board)
+        if end is not None:
+            return end
+        shown = len(path) < self.depth
+        if shown:
+            self.entered.append((path, (alpha, beta) if self.pruning else None))
+        options = ordered(board, player, self.order)
+        best = -INF if player == 'x' else INF
+        for number, move in enumerate(options):
+            value = self.search(oracle.place(board, *move, player), oracle.other(player), alpha, beta, path + (move,))
+            if shown:
+                self.backed.append((path + (move,), value))
+            if (player == 'x' and value > best) or (player == 'o' and value < best):
+                best = value
+            if self.pruning:
+                if player == 'x' and best > alpha:
+                    alpha = best
+                if player == 'o' and best < beta:
+                    beta = best
+                if alpha >= beta:
+                    skipped = options[number + 1:]
+                    self.pruned += len(skipped)
+                    if shown and skipped:
+                        self.cuts.append((path, tuple(skipped)))
+                    break
+        return best
+
+
+def stepped(board, player, pruning, order, depth, call=None):
+    from coursetools.widget.stepping import Search
+    search = Search(call or caller(), alphabeta=pruning, order=order)
+    return list(search.steps(board, player, depth))
+
+
+def compare(board, pruning, order, depth):
+    player = oracle.to_move(board)
+    steps = stepped(board, player, pruning, order, depth)
+    reference = Reference(pruning, order, depth)
+    value = reference.search(board, player)
+    done = steps[-1]
+    assert done.kind == 'done' and done.value == value == oracle.value(board, player)
+    assert (done.visited, done.pruned) == (reference.visited, reference.pruned), (board, order)
+    assert [(s.path, s.window) for s in steps if s.kind == 'enter'] == reference.entered
+    assert [(s.path, s.value) for s in steps if s.kind in ('leaf', 'deep', 'backup')] == reference.backed
+    assert [(s.path, tuple(s.pruned_moves)) for s in steps if s.kind == 'cutoff'] == reference.cuts
+    counts = [(s.visited, s.pruned) for s in steps]
+    assert counts == sorted(counts), 'the running counts never go down'
+    return steps
+
+
+def positions(k=12, seed=5):
+    boards = [b for b in oracle.reachable_positions() if oracle.outcome(b) is None and flat_empties(b) <= 6]
+    return random.Random(seed).sample(sorted(boards), k)
+
+
+def flat_empties(board):
+    return oracle.flat(board).count(' ')
+
+
+@pytest.mark.parametrize('order', ['listed', 'best', 'worst'])
+@pytest.mark.parametrize('pruning', [False, True])
+def test_every_step_of_a_full_search_matches_the_reference(pruning, order):
+    for board in positions():
+        compare(board, pruning, order, depth=9)
+
+
+@pytest.mark.parametrize('depth', [1, 2, 3])
+@pytest.mark.parametrize('order', ['listed', 'best', 'worst'])
+def test_a_live_depth_keeps_the_counts_exact(depth, order):
+    for board in [oracle.EMPTY_BOARD, oracle.nested('x   o    '), oracle.nested('xo  x    ')]:
+        compare(board, True, order, depth)
+        compare(board, False, order, depth)
+
+
+def test_the_published_counts_from_the_empty_board():
+    plain = stepped(oracle.EMPTY_BOARD, 'x', False, 'listed', 2)[-1]
+    pruned = stepped(oracle.EMPTY_BOARD, 'x', True, 'listed', 2)[-1]
+    assert plain.visited == 549946 and pruned.visited == 18297
+    best = stepped(oracle.EMPTY_BOARD, 'x', True, 'best', 2)[-1]
+    worst = stepped(oracle.EMPTY_BOARD, 'x', True, 'worst', 2)[-1]
+    assert best.visited < pruned.visited < worst.visited < plain.visited
+
+
+def test_the_text_says_who_chooses_what_and_why_a_cut_happens():
+    board = oracle.nested('x   o    ')
+    steps = stepped(board, 'x', True, 'listed', 3)
+    backups = [s for s in steps if s.kind == 'backup']
+    chooser = {'x': 'max', 'o': 'min'}
+    for step in backups:
+        values = ', '.join({1: '+1', 0: '0', -1: '−1'}[v] for v in step.seen)
+        assert f"{step.player}'s turn" in step.text and f'{chooser[step.player]}({values})' in step.text
+        assert step.text.split(', so ')[1].startswith({1: '+1', 0: '0', -1: '−1'}[step.value] + ' backs up')
+    cut = next(s for s in steps if s.kind == 'cutoff')
+    assert ('α ≥ β' if cut.player == 'x' else 'β ≤ α') in cut.text and 'cannot matter' in cut.text
+    assert f'{len(cut.pruned_moves)} moves pruned' in cut.text
+
+
+def test_a_function_that_raises_stops_the_search_at_that_position():
+    namespace = workbook_functions()
+
+    def play(state, row, col, mark):
+        if (row, col) == (2, 2) and oracle.flat(state).count(' ') == 5:
+            raise ValueError('no corner today')
+        return namespace['play'](state, row, col, mark)
+    board = oracle.nested('x   o    ')
+    steps = stepped(board, 'x', False, 'listed', 2, call=caller(play=play))
+    error = steps[-1]
+    assert error.kind == 'error' and 'done' not in [s.kind for s in steps]
+    assert error.error == 'play raised ValueError: no corner today'
+    assert error.path == ((0, 1), (0, 2)) and 'after 0,1 then 0,2' in error.text   # x's moves there are played
+    assert [s.path for s in steps if s.kind == 'enter'] == [(), ((0, 1),)]
+
+
+def test_nonsense_from_score_end_is_an_error_at_the_start():
+    steps = stepped(oracle.EMPTY_BOARD, 'x', True, 'listed', 2, call=caller(score_end=lambda state: 'nonsense'))
+    assert [s.kind for s in steps] == ['error'] and steps[0].path == ()
+    assert "score_end returned 'nonsense'" in steps[0].error
+
+
+def test_a_finished_position_is_done_at_once():
+    board = oracle.nested('xxxoo    ')
+    steps = stepped(board, 'o', True, 'listed', 2)
+    assert [s.kind for s in steps] == ['done'] and steps[0].value == 1 and steps[0].visited == 1
+
+
+# ---- the step panel of the widget (no browser) -----------------------------------------------------------------
+
+MID_GAME = oracle.nested('x   o    ')
+
+
+@pytest.fixture
+def panel_widget(monkeypatch):
+    """make(**options): a GameTreeWidget over the alpha_beta workbook's functions, without the tree drawn."""
+    from coursetools.widget import GameTreeWidget
+    from test_widget_alpha_beta import NAMES, reference_functions
+    monkeypatch.delenv('NBGRADER_EXECUTION', raising=False)
+    made = []
+
+    def make(**options):
+        namespace = reference_functions()
+        functions = {name: namespace[name] for name in NAMES}
+        functions.update(options.pop('functions', {}))
+        if 'alphabeta' in options:
+            functions['alphabeta'] = options.pop('alphabeta')
+        widget = GameTreeWidget(**functions, tree=False, state=options.pop('state', MID_GAME), **options)
+        made.append(widget)
+        assert widget.wait(60)
+        return widget
+    yield make
+    for widget in made:
+        widget.stop()
+        widget.close()
+
+
+def outline_lines(widget):
+    """The outline's lines as text, as the page shows them."""
+    import re
+    return [re.sub('<[^>]+>', '', line) for line in re.findall(r'<div class="nac-step-line[^>]*>.*?</div>',
+                                                                  widget.steps.ui.outline.value)]
+
+
+def press(widget, action, *args, times=1):
+    for _ in range(times):
+        getattr(widget.steps, action)(*args)
+        assert widget.wait(30)
+
+
+def test_step_back_and_step_again_show_the_same_texts(panel_widget):
+    widget = panel_widget()
+    seen = []
+    for _ in range(12):
+        press(widget, 'step')
+        seen.append((widget.steps.ui.said.value, widget.steps.ui.outline.value, widget.steps.ui.counts.value))
+    press(widget, 'back', times=5)
+    assert (widget.steps.ui.said.value, widget.steps.ui.outline.value, widget.steps.ui.counts.value) == seen[6]
+    assert widget.steps.index == 7
+    press(widget, 'step', times=5)
+    assert (widget.steps.ui.said.value, widget.steps.ui.outline.value, widget.steps.ui.counts.value) == seen[11]
+    press(widget, 'back', times=20)
+    assert widget.steps.index == 0 and widget.steps.ui.back.disabled
+
+
+@pytest.mark.parametrize('order', ['listed', 'best', 'worst'])
+def test_run_to_end_shows_the_reference_values_cuts_and_counts(panel_widget, order):
+    widget = panel_widget()
+    widget.steps.ui.order.value = order
+    assert widget.wait(30)
+    press(widget, 'run_to_end')
+    reference = Reference(True, order, 2)
+    value = reference.search(MID_GAME, 'x')
+    lines = outline_lines(widget)
+    assert lines[0] == f'start = {format_value(value)} (the value here)'
+    pruned = {moves for path, moves in reference.cuts if path == ()}
+    for (path, backed) in reference.backed:
+        if len(path) == 1:
+            assert any(line.startswith(f'x {path[0][0]},{path[0][1]} = {format_value(backed)} ') for line in lines)
+    for moves in pruned:
+        for row, col in moves:
+            assert f'x {row},{col} · pruned' in lines
+    counts = widget.steps.ui.counts.value
+    assert f'<b>{reference.visited:,}</b> positions visited so far' in counts
+    assert f'<b>{reference.pruned:,}</b> subtrees pruned' in counts
+    plain = Reference(False, 'listed', 9)
+    plain.search(MID_GAME, 'x')
+    assert f'Plain minimax visits {plain.visited:,} positions here' in counts
+    for each, label in (('listed', 'as listed'), ('best', 'best first'), ('worst', 'worst first')):
+        other = Reference(True, each, 9)
+        other.search(MID_GAME, 'x')
+        assert f'{label} {other.visited:,} (saves' in counts
+    assert widget.steps.ui.step.disabled and widget.steps.ui.end.disabled
+
+
+def format_value(value):
+    return {1: '+1', 0: '0', -1: '−1'}[value]
+
+
+def test_play_moves_on_by_itself_and_pause_stops_it(panel_widget):
+    widget = panel_widget(pace=0.1)
+    widget.steps.play()
+    time.sleep(1.0)
+    assert widget.steps.playing and 3 <= widget.steps.index
+    widget.steps.pause()
+    assert widget.wait(10)
+    stopped = widget.steps.index
+    time.sleep(0.5)
+    assert widget.steps.index == stopped and not widget.steps.playing
+    assert widget.steps.ui.pause.disabled and not widget.steps.ui.play.disabled
+
+
+def test_predict_then_reveal_keeps_a_tally(panel_widget):
+    widget = panel_widget()
+    widget.steps.ui.predict.value = True
+    press(widget, 'step', times=8)
+    asking = widget.steps._asking()
+    assert asking is not None and widget.steps.ui.said.value.startswith('Predict: what value backs up')
+    held = widget.steps.index
+    press(widget, 'step')
+    assert widget.steps.index == held, 'Step waits for the prediction'
+    assert any(line.endswith('= ?  (predict: −1, 0 or +1)') for line in outline_lines(widget))
+    right = asking.value
+    press(widget, 'guess', right)
+    assert widget.steps.ui.said.value.startswith(f'You said {format_value(right)}: right.')
+    assert widget.steps.ui.tally.value == '1 of 1 predicted right'
+    while widget.steps._asking() is None:
+        press(widget, 'step')
+    wrong = 1 if widget.steps._asking().value != 1 else -1
+    press(widget, 'guess', wrong)
+    assert widget.steps.ui.tally.value == '1 of 2 predicted right'
+    assert f'it is {format_value(widget.steps.steps[widget.steps.index - 1].value)}' in widget.steps.ui.said.value
+
+
+def test_a_move_played_restarts_the_search_from_the_new_position(panel_widget):
+    widget = panel_widget()
+    press(widget, 'step', times=3)
+    widget.click(0, 2)
+    assert widget.wait(30)
+    assert widget.steps.key is None or widget.steps.key[0] == widget.state
+    press(widget, 'step')
+    assert widget.steps.key[0] == widget.state and widget.steps.index == 1
+
+
+def test_a_broken_function_stops_the_steps_at_that_position(panel_widget):
+    from test_widget_alpha_beta import reference_functions
+    score_end = reference_functions()['score_end']
+
+    def broken(state):
+        if oracle.flat(state).count(' ') == 5:
+            raise KeyError('oops')
+        return score_end(state)
+    widget = panel_widget(functions={'score_end': broken})
+    press(widget, 'run_to_end')
+    assert widget.steps.ui.said.value.startswith("Stopped after 0,1 then 0,2: score_end raised KeyError: 'oops'")
+    assert "o 0,2 · stopped: score_end raised KeyError: 'oops'" in outline_lines(widget)
+    assert widget.steps.ui.step.disabled and not widget.steps.ui.back.disabled
+
+
+def test_keys_drive_the_panel_only_when_enabled(panel_widget):
+    widget = panel_widget(keys=True, alphabeta=None)
+    assert widget.key_bridge.enabled and widget.steps.ui.order.layout.display == 'none'
+    widget.key_bridge._received(widget.key_bridge, {'key': 'step'}, [])
+    widget.key_bridge._received(widget.key_bridge, {'key': 'step'}, [])
+    assert widget.wait(30) and widget.steps.index == 2
+    widget.key_bridge._received(widget.key_bridge, {'key': 'back'}, [])
+    assert widget.wait(30) and widget.steps.index == 1
+    assert 'window' not in widget.steps.ui.said.value and 'α' not in widget.steps.ui.outline.value
+    assert not panel_widget().key_bridge.enabled
+
+
+def test_a_value_after_a_cut_is_shown_as_a_bound(panel_widget):
+    widget = panel_widget(state=oracle.EMPTY_BOARD)
+    press(widget, 'run_to_end')
+    reference = Reference(True, 'listed', 2)
+    reference.search(oracle.EMPTY_BOARD, 'x')
+    cut_here = {path[0] for path, _ in reference.cuts if len(path) == 1}
+    assert cut_here, 'alpha-beta cuts below some of the first moves'
+    for row, col in oracle.empty_cells(oracle.EMPTY_BOARD):
+        line = next(line for line in outline_lines(widget) if line.startswith(f'x {row},{col} = '))
+        assert line.endswith('(o cut short: at most 0)' if (row, col) in cut_here else '(o chose min)'), line

@@ -1,0 +1,332 @@
+"""The step panel: Step, Back, Play, Pause, Run to end through a minimax or alpha-beta search of the position
+shown, the outline of the search so far, a line saying what just happened, the counts, and predict-then-reveal.
+
+Every action is a job of the widget's background thread (worker.py), so the kernel is never blocked, and the
+steps are kept: Back replays one step fewer, Step after Back replays the kept steps before asking for new ones."""
+import html
+import time
+
+import ipywidgets as widgets
+
+from .calls import FunctionError, format_value
+from .outline import Outline, replay
+from .stepping import ORDERS, PREDICTED, Search, where
+
+ORDER_LABELS = {'listed': 'as listed', 'best': 'best first', 'worst': 'worst first'}
+INTRO = 'Press Step to search the position shown, one event at a time.'
+
+
+def _button(text, css_class, tooltip, icon=''):
+    button = widgets.Button(description=text, tooltip=tooltip, icon=icon, layout=widgets.Layout(width='auto'))
+    button.add_class(css_class)
+    return button
+
+
+def _html(css_class):
+    text = widgets.HTML('', layout=widgets.Layout(width='100%'))
+    text.add_class(css_class)
+    return text
+
+
+class StepControls:
+    """The panel's ipywidgets: buttons, the search's settings, the texts; ``box`` holds them all."""
+
+    def __init__(self, alphabeta, depth):
+        self.step = _button('Step', 'nac-step', 'the next event of the search (key: → or s)', 'step-forward')
+        self.back = _button('Back', 'nac-back', 'one event back (key: ← or b)', 'step-backward')
+        self.play = _button('Play', 'nac-step-play', 'one event every "speed" seconds (key: space)', 'play')
+        self.pause = _button('Pause', 'nac-step-pause', 'stop playing (key: space)', 'pause')
+        self.end = _button('Run to end', 'nac-step-end', 'every remaining event at once (key: e)', 'fast-forward')
+        self.restart = _button('Restart', 'nac-step-restart', 'search the position shown from the beginning', 'undo')
+        buttons = widgets.HBox([self.step, self.back, self.play, self.pause, self.end, self.restart])
+        buttons.add_class('nac-buttons')
+        self.kind = widgets.ToggleButtons(options=[('minimax', 'minimax'), ('α-β', 'alphabeta')],
+                                          value='alphabeta' if alphabeta else 'minimax',
+                                          style={'button_width': 'auto'}, layout=widgets.Layout(width='auto'))
+        self.kind.add_class('nac-step-kind')
+        self.order = widgets.ToggleButtons(options=[(ORDER_LABELS[o], o) for o in ORDERS], value='listed',
+                                           tooltips=['moves in the order moves() lists them',
+                                                     'the best move for the side to move first: the most pruning',
+                                                     'the worst move first: the least pruning'],
+                                           style={'button_width': 'auto'}, layout=widgets.Layout(width='auto'))
+        self.order.add_class('nac-step-order')
+        self.live_depth = widgets.IntSlider(value=max(1, min(4, depth)), min=1, max=4, description='live depth',
+                                            tooltip='moves shown one by one; deeper subtrees are searched in one step',
+                                            continuous_update=False, layout=widgets.Layout(width='100%'))
+        self.live_depth.add_class('nac-step-depth')
+        self.predict = widgets.Checkbox(value=False, description='predict, then reveal', indent=False,
+                                        tooltip='hide each value that backs up until you guess it',
+                                        layout=widgets.Layout(width='auto'))
+        self.predict.add_class('nac-predict')
+        self.guesses = {value: _button(format_value(value), f'nac-guess-{"minus" if value < 0 else value}',
+                                       f'predict {format_value(value)}') for value in (-1, 0, 1)}
+        self.tally = _html('nac-tally')
+        self.guess_box = widgets.HBox([*self.guesses.values(), self.tally])
+        self.guess_box.add_class('nac-buttons')
+        self.guess_box.add_class('nac-guess')
+        self.said, self.counts, self.outline = _html('nac-step-text'), _html('nac-step-counts'), _html('nac-step-tree')
+        title = widgets.HTML('<b>Step through the search</b> of the position shown')
+        settings = widgets.HBox([self.kind, self.order, self.predict] if alphabeta else [self.predict])
+        settings.add_class('nac-toolbar')
+        self.box = widgets.VBox([title, buttons, settings, self.live_depth, self.said, self.guess_box, self.counts,
+                                 self.outline], layout=widgets.Layout(width='100%'))
+        self.box.add_class('nac-step-panel')
+
+
+class StepPanel:
+    """Steps through the search of ``position()`` (the (state, player) shown) with the functions behind ``call``.
+    ``pace()`` is the seconds between steps while playing."""
+
+    def __init__(self, call, worker, position, pace, alphabeta=False, depth=2):
+        self.call, self.worker, self.position, self.pace = call, worker, position, pace
+        self.ui = StepControls(alphabeta, depth)
+        self.alphabeta = alphabeta
+        self.searches, self.tables = {}, {}
+        self.key = self.generator = self.outline = None
+        self.steps, self.index, self.answered = [], 0, {}
+        self.right = self.asked = 0
+        self.playing, self.reply = False, ''
+        self.warmed = None
+        self._connect()
+        self._show_settings()
+        self.ui.said.value = INTRO
+        self.ui.guess_box.layout.display = 'none'
+        self.ui.pause.disabled = self.ui.back.disabled = True
+
+    def _connect(self):
+        ui = self.ui
+        ui.step.on_click(lambda _button: self.step())
+        ui.back.on_click(lambda _button: self.back())
+        ui.play.on_click(lambda _button: self.play())
+        ui.pause.on_click(lambda _button: self.pause())
+        ui.end.on_click(lambda _button: self.run_to_end())
+        ui.restart.on_click(lambda _button: self.restart())
+        for value, button in ui.guesses.items():
+            button.on_click(lambda _button, value=value: self.guess(value))
+        for control in (ui.kind, ui.order, ui.live_depth):
+            control.observe(lambda _change: self._settings_changed(), 'value')
+        ui.predict.observe(lambda _change: self.worker.submit(self._render), 'value')
+
+    # -- public actions: each queues a job ------------------------------------------------------------------
+    def step(self):
+        self.pause()
+        self.worker.submit(self._step_job)
+
+    def back(self):
+        self.pause()
+        self.worker.submit(self._back_job)
+
+    def play(self):
+        self.pause()
+        self.worker.submit(self._play_job, self.worker.stops)
+
+    def pause(self):
+        """Stop playing (Stop and every game action do too)."""
+        if self.playing:
+            self.worker.stop()
+
+    def toggle(self):
+        """Play if paused, pause if playing (the space key)."""
+        (self.pause if self.playing else self.play)()
+
+    def run_to_end(self):
+        self.pause()
+        self.worker.submit(self._end_job, self.worker.stops)
+
+    def restart(self):
+        self.pause()
+        self.key = None
+        self.worker.submit(self._restart_job)
+
+    def guess(self, value):
+        """The viewer's prediction of the value about to back up: reveal it and keep the tally."""
+        self.worker.submit(self._guess_job, value)
+
+    def follow(self):
+        """The position shown may have changed (called from a job): start again if it did, and prepare."""
+        if self.key is not None and self.key[:2] != tuple(self.position()):
+            self._restart_job()
+        if self.warmed != tuple(self.position()) and self.ui.box.layout.display != 'none':
+            self.worker.submit(self._warm_job, background=True)
+
+    def _warm_job(self):
+        """Search the position shown once, in the background, before anyone steps: the values that order the
+        moves and the counts shown at the end are then at hand, and every Step takes milliseconds."""
+        position = tuple(self.position())
+        self.call.cancel_check = self.worker.cancel_check(generation=self.worker.generation)
+        try:
+            self._search(False, 'listed').plain(*position)
+            if self.alphabeta:
+                for order in ORDERS:
+                    self._search(True, order).pruning(*position, -float('inf'), float('inf'))
+        except FunctionError:
+            pass   # stepping will meet it, and show it at the position where it happens
+        finally:
+            self.call.cancel_check = None
+        self.warmed = position
+
+    # -- jobs (background thread) ----------------------------------------------------------------------------
+    def _ensure(self):
+        """A search of the position shown with the current settings, made if the last one was for another."""
+        ui = self.ui
+        state, player = self.position()
+        key = (state, player, ui.kind.value, ui.order.value, ui.live_depth.value)
+        if key == self.key:
+            return
+        alphabeta = ui.kind.value == 'alphabeta'
+        search = self._search(alphabeta, ui.order.value)
+        self.key, self.generator = key, search.steps(state, player, ui.live_depth.value)
+        self.steps, self.index, self.answered = [], 0, {}
+        self.outline = Outline(player, alphabeta)
+
+    def _search(self, alphabeta, order):
+        """The Search for these settings, kept with what it remembers (shared among move orders)."""
+        key = ('alphabeta' if alphabeta else 'minimax', order)
+        if key not in self.searches:
+            self.searches[key] = Search(self.call, alphabeta, order, self.tables)
+        return self.searches[key]
+
+    def _peek(self):
+        """The next Step (asked of the search if it is not kept yet), or None after the last."""
+        if self.index == len(self.steps):
+            step = next(self.generator, None)
+            if step is None:
+                return None
+            self.steps.append(step)
+        return self.steps[self.index]
+
+    def _asking(self):
+        """The Step whose value the viewer is to predict now, or None."""
+        step = self._peek() if self.ui.predict.value and self.outline is not None else None
+        return step if step is not None and step.kind in PREDICTED and self.index not in self.answered else None
+
+    def _forward(self, ask=True):
+        """Apply the next Step: it, or 'ask' when a prediction comes first, or None after the last step."""
+        if ask and self._asking() is not None:
+            return 'ask'
+        step = self._peek()
+        if step is not None:
+            self.index += 1
+            self.outline.apply(step)
+        return step
+
+    def _step_job(self):
+        self._ensure()
+        self.reply = ''
+        self._forward()   # before a prediction: nothing moves, the question stays
+        self._render()
+
+    def _back_job(self):
+        self._ensure()
+        if self.index > 0:
+            self.index -= 1
+            self.outline = replay(self.steps[:self.index], self.key[1], self.key[2] == 'alphabeta')
+        self.reply = ''
+        self._render()
+
+    def _play_job(self, stops):
+        self._ensure()
+        self.playing, self.reply = True, ''
+        self._render()
+        try:
+            while self.worker.stops == stops:
+                started = time.monotonic()
+                step = self._forward()
+                self._render()
+                if step is None or step == 'ask' or step.kind in ('done', 'error'):
+                    break
+                self.worker.pause(max(0.05, self.pace() - (time.monotonic() - started)), stops)
+        finally:
+            self.playing = False
+            self._render()
+
+    def _end_job(self, stops):
+        self._ensure()
+        self.reply, shown = '', time.monotonic()
+        while self.worker.stops == stops:
+            step = self._forward(ask=False)
+            if step is None or step.kind in ('done', 'error'):
+                break
+            if time.monotonic() - shown > 0.5:
+                self._render()
+                shown = time.monotonic()
+        self._render()
+
+    def _restart_job(self):
+        self.key = None
+        self._ensure()
+        self.reply = ''
+        self._render()
+
+    def _guess_job(self, value):
+        step = self._asking()
+        if step is None:
+            return
+        self.answered[self.index] = value
+        self.asked += 1
+        self.right += value == step.value
+        verdict = 'right' if value == step.value else f'it is {format_value(step.value)}'
+        self.reply = f'You said {format_value(value)}: {verdict}.'
+        self._forward(ask=False)
+        self._render()
+
+    def _settings_changed(self):
+        self._show_settings()
+        self.pause()
+        self.worker.submit(self._restart_job)
+
+    # -- what is shown ---------------------------------------------------------------------------------------
+    def _show_settings(self):
+        self.ui.order.layout.display = None if self.ui.kind.value == 'alphabeta' else 'none'
+
+    def _render(self):
+        """Write the outline, the line of text, the counts and the buttons' states for the step reached."""
+        ui, outline = self.ui, self.outline
+        if outline is None:
+            return
+        asking = self._asking()
+        last = outline.last
+        ui.outline.value = outline.html(asking.path if asking is not None else None)
+        said = last.text if last is not None else INTRO
+        if asking is not None:
+            said = (f'Predict: what value backs up {where(asking.path)}, where {asking.player} is to move? '
+                    f'Press −1, 0 or +1.')
+        ui.said.value = html.escape(' '.join(filter(None, [self.reply, said])), quote=False)
+        ui.counts.value = self._counts_html(last)
+        ui.guess_box.layout.display = None if ui.predict.value else 'none'
+        for button in ui.guesses.values():
+            button.disabled = asking is None
+        ui.tally.value = f'{self.right} of {self.asked} predicted right' if self.asked else ''
+        finished = last is not None and last.kind in ('done', 'error')
+        ui.step.disabled = ui.end.disabled = finished or self.playing
+        ui.play.disabled = finished or self.playing
+        ui.back.disabled = self.index == 0 or self.playing
+        ui.pause.disabled = not self.playing
+
+    def _counts_html(self, last):
+        """Positions visited so far (and subtrees pruned); at the end, what pruning saved in each move order."""
+        if last is None:
+            return ''
+        alphabeta = self.key[2] == 'alphabeta'
+        text = f'<b>{last.visited:,}</b> positions visited so far'
+        if alphabeta:
+            text += f' · <b>{last.pruned:,}</b> subtrees pruned'
+        text += f' · step {self.index}' + (f' of {len(self.steps)}' if self._finished() else '')
+        if alphabeta and last.kind == 'done':
+            text += '<div class="nac-step-saved">' + html.escape(self._saved(last), quote=False) + '</div>'
+        return text
+
+    def _finished(self):
+        return bool(self.steps) and self.steps[-1].kind in ('done', 'error')
+
+    def _saved(self, last):
+        """'Plain minimax visits 7,331 here. α-β visits: as listed 1,234 (saves 83%) · best first …'."""
+        state, player = self.key[:2]
+        plain = self._search(False, 'listed').plain(state, player)[1]
+        parts = []
+        for order in ORDERS:
+            search = self._search(True, order)
+            visited = search.pruning(state, player, -float('inf'), float('inf'))[1]
+            saved = 100 * (plain - visited) / plain
+            parts.append(f'{ORDER_LABELS[order]} {visited:,} (saves {saved:.1f}%)')
+        return f'Plain minimax visits {plain:,} positions here; α-β visits ' + ' · '.join(parts) + '.'
