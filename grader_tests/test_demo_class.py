@@ -102,7 +102,8 @@ def test_one_mistake_costs_the_right_cell(graded_class):
 def test_warnings_and_stderr_do_not_cost_marks(graded_class):
     course, _ = graded_class
     nb = nbformat.read(course / 'autograded/nia/noughts_and_crosses/noughts_and_crosses.ipynb', as_version=4)
-    stderr_cells = {cell.id for cell in nb.cells if cell.cell_type == 'code' and cell.metadata.nbgrader.get('grade')
+    stderr_cells = {cell.id for cell in nb.cells
+                    if cell.cell_type == 'code' and cell.metadata.get('nbgrader', {}).get('grade')
                     and any(o.output_type == 'stream' and o.name == 'stderr' for o in cell.outputs)}
     assert {'print_state-format', 'score_end-rows-and-columns'} <= stderr_cells  # the case really happened
 

@@ -251,7 +251,7 @@ def test_make_clean_removes_the_staging_folder_too_and_keeps_the_gradebook(tmp_p
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in course.iterdir() if not p.name.startswith('.')) == [
         'Makefile', 'backups', 'coursetools', 'demo_class', 'exchange', 'nbgrader_config.py', 'pyproject.toml',
-        'release', 'requirements.txt', 'source', 'submitted']
+        'release', 'requirements.txt', 'roster.csv', 'source', 'submitted']
     assert not (course / '.grading').exists() and (course / 'submitted/ada' / ASSIGNMENT / NOTEBOOK).exists()
     kept = list((course / 'backups').glob('gradebook-*.db'))
     assert len(kept) == 1 and kept[0].read_text() == 'manual grades and comments'

@@ -122,8 +122,9 @@ def frame_walker():
 
 
 def score(state, player):
-    if not _walked:
-        _walked.append(1)
+    caller = sys._getframe(1).f_code
+    if not _walked and caller.co_name != 'score' and 'ipykernel' not in caller.co_filename:
+        _walked.append(1)          # the first call made by something other than the notebook's own cells
         _everything_above()''')
     return filled(preamble, {**answers, 'score': FRAME_WALKER + '\n\n' + score})
 
