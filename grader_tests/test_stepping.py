@@ -1,11 +1,15 @@
 """The widget's step-through search (coursetools/widget/stepping.py) against a reference search written here.
 
-The stepping search drives the alpha_beta workbook's own score_end, moves and play (through the widget's
-FunctionCaller); the reference below works on coursetools.game.oracle's boards alone. For every position, both
-move orders and both searches they must agree step by step: which positions are entered and with which window,
-which value backs up where, where the cuts fall and what they prune, and the totals of positions visited and
-subtrees pruned (checked also against the workbook's published 549,946 and 18,297).
+The steps retell the notebook's own search: the alpha_beta workbook's score (given, self-memoizing) or alphabeta
+(its solution cell), run by the widget with their recursive calls recorded, over the workbook's score_end, moves
+and play. The reference below works on coursetools.game.oracle's boards alone. For every position, both move
+orders and both searches they must agree step by step: which positions are entered and with which window, which
+value backs up where, where the cuts fall and what they prune, and the totals of positions visited and subtrees
+pruned (checked also against the workbook's published 549,946 and 18,297). And the steps follow the student's
+code, right or wrong: a score where o maximises too, an alphabeta that cuts with > instead of >=, show what that
+code does, and no step shows a value the student's function did not return.
 """
+import functools
 import math
 import random
 import time
@@ -18,13 +22,23 @@ from test_alpha_beta import reference_functions as workbook_functions
 INF = math.inf
 
 
-def caller(**replaced):
-    """The widget's FunctionCaller over the workbook's score_end, moves and play (some replaced)."""
-    from coursetools.widget.calls import FunctionCaller
+def namespace_with(**replaced):
+    """The workbook's functions in one namespace, some replaced (a student's own versions): the notebook's
+    functions call each other by these names."""
     namespace = workbook_functions()
-    functions = {name: namespace[name] for name in ('score_end', 'moves', 'play')}
-    functions.update(replaced)
-    return FunctionCaller(functions)
+    for name, fn in replaced.items():
+        if isinstance(fn, str):
+            exec(compile(fn, name, 'exec'), namespace)
+        else:
+            namespace[name] = fn
+    return namespace
+
+
+def caller(namespace=None, **replaced):
+    """The widget's FunctionCaller over a namespace's score_end, moves, play, score and alphabeta."""
+    from coursetools.widget.calls import FunctionCaller
+    namespace = namespace if namespace is not None else namespace_with(**replaced)
+    return FunctionCaller({name: namespace[name] for name in ('score_end', 'moves', 'play', 'score', 'alphabeta')})
 
 
 def ordered(board, player, order):
@@ -42,8 +56,9 @@ def ordered(board, player, order):
 class Reference:
     """Plain minimax or alpha-beta (the workbook's convention), recording what the stepping search must show."""
 
-    def __init__(self, pruning, order, depth):
+    def __init__(self, pruning, order, depth, o_maximises=False, strict=False):
         self.pruning, self.order, self.depth = pruning, order, depth
+        self.o_maximises, self.strict = o_maximises, strict      # two mistakes a student can make
         self.visited = self.pruned = 0
         self.entered, self.backed, self.cuts = [], [], []
 
@@ -56,19 +71,20 @@ class Reference:
         if shown:
             self.entered.append((path, (alpha, beta) if self.pruning else None))
         options = ordered(board, player, self.order)
-        best = -INF if player == 'x' else INF
+        maximising = player == 'x' or self.o_maximises
+        best = -INF if maximising else INF
         for number, move in enumerate(options):
             value = self.search(oracle.place(board, *move, player), oracle.other(player), alpha, beta, path + (move,))
             if shown:
                 self.backed.append((path + (move,), value))
-            if (player == 'x' and value > best) or (player == 'o' and value < best):
+            if (maximising and value > best) or (not maximising and value < best):
                 best = value
             if self.pruning:
                 if player == 'x' and best > alpha:
                     alpha = best
                 if player == 'o' and best < beta:
                     beta = best
-                if alpha >= beta:
+                if alpha > beta if self.strict else alpha >= beta:
                     skipped = options[number + 1:]
                     self.pruned += len(skipped)
                     if shown and skipped:
@@ -132,6 +148,111 @@ def test_the_published_counts_from_the_empty_board():
     assert best.visited < pruned.visited < worst.visited < plain.visited
 
 
+def test_the_published_counts_with_the_first_workbooks_plain_score():
+    from test_widget import notebook_functions
+    functions = notebook_functions()          # noughts_and_crosses: its solution cells, score a plain minimax
+    from coursetools.widget.calls import FunctionCaller
+    call = FunctionCaller({name: functions[name] for name in ('score_end', 'moves', 'play', 'score')})
+    steps = stepped(oracle.EMPTY_BOARD, 'x', False, 'listed', 3, call=call)
+    assert steps[-1].kind == 'done' and steps[-1].visited == 549946 and steps[-1].value == 0
+
+
+# ---- the steps follow the student's code, right or wrong ------------------------------------------------------
+
+O_MAXIMISES_TOO = """
+def score(state, player):
+    end = score_end(state)
+    if end is not None:
+        return end, None
+    options = [(score(play(state, r, c, player), other(player))[0], (r, c)) for r, c in moves(state)]
+    return max(options, key=lambda option: option[0])
+"""
+CUTS_WITH_GREATER_THAN = """
+def alphabeta(state, player, alpha, beta):
+    end = score_end(state)
+    if end is not None:
+        return end, None
+    best_value, best_move = (-INF if player == 'x' else INF), None
+    for row, col in moves(state):
+        value, _ = alphabeta(play(state, row, col, player), other(player), alpha, beta)
+        if player == 'x':
+            if value > best_value:
+                best_value, best_move = value, (row, col)
+            alpha = max(alpha, best_value)
+        else:
+            if value < best_value:
+                best_value, best_move = value, (row, col)
+            beta = min(beta, best_value)
+        if alpha > beta:
+            break
+    return best_value, best_move
+"""
+
+
+def backed(steps):
+    return [(s.path, s.value) for s in steps if s.kind in ('leaf', 'deep', 'backup')]
+
+
+@pytest.mark.parametrize('depth', [2, 3])
+def test_the_steps_show_a_score_where_o_maximises_too(depth):
+    said = []
+    for board in [oracle.nested('x   o    '), oracle.nested('xx oo    '), oracle.EMPTY_BOARD]:
+        player = oracle.to_move(board)
+        steps = stepped(board, player, False, 'listed', depth, call=caller(score=O_MAXIMISES_TOO))
+        wrong, right = Reference(False, 'listed', depth, o_maximises=True), Reference(False, 'listed', depth)
+        value = wrong.search(board, player)
+        right.search(board, player)
+        assert steps[-1].kind == 'done' and steps[-1].value == value and steps[-1].visited == wrong.visited
+        assert backed(steps) == wrong.backed != right.backed
+        said += [s for s in steps if s.kind == 'backup' and s.player == 'o' and 'not the min' in s.text]
+    assert said and all(f'the code returned {format_value(s.value)} from (' in s.text for s in said)
+    assert not any('min(' in s.text for s in said)
+
+
+def test_the_steps_show_the_pruning_of_an_alphabeta_that_cuts_with_greater_than():
+    for board in [oracle.EMPTY_BOARD, oracle.nested('x   o    ')]:
+        player = oracle.to_move(board)
+        steps = stepped(board, player, True, 'listed', 2, call=caller(alphabeta=CUTS_WITH_GREATER_THAN))
+        strict, usual = Reference(True, 'listed', 2, strict=True), Reference(True, 'listed', 2)
+        value = strict.search(board, player)
+        usual.search(board, player)
+        done = steps[-1]
+        assert done.kind == 'done' and done.value == value
+        assert (done.visited, done.pruned) == (strict.visited, strict.pruned)
+        assert strict.pruned != usual.pruned and strict.visited > usual.visited, "> prunes less: more calls"
+        assert [(s.path, tuple(s.pruned_moves)) for s in steps if s.kind == 'cutoff'] == strict.cuts
+        assert backed(steps) == strict.backed
+
+
+@pytest.mark.parametrize('name, wrong', [('score', O_MAXIMISES_TOO), ('alphabeta', CUTS_WITH_GREATER_THAN),
+                                         ('score', None), ('alphabeta', None)])
+def test_no_step_shows_a_value_the_function_did_not_return(name, wrong):
+    """Every value shown (leaf, subtree, backup, the best so far, the end) is one the notebook's function returned
+    for that position: the function is wrapped here to log what it returns, in every call the widget makes."""
+    from collections import defaultdict
+    namespace = namespace_with(**({name: wrong} if wrong else {}))
+    returned, inner = defaultdict(set), namespace[name]
+
+    @functools.wraps(inner)     # a decorated function: the widget finds the notebook's namespace through it
+    def logged(*args):
+        result = inner(*args)
+        returned[args[0], args[1]].add(result[0])
+        return result
+    namespace[name] = logged
+    board = oracle.nested('x   o    ')
+    steps = stepped(board, 'x', name == 'alphabeta', 'listed', 3, call=caller(namespace))
+    assert steps[-1].kind == 'done'
+    where = {s.path: (s.state, s.player) for s in steps if s.kind == 'enter'}
+    shown = 0
+    for step in steps:
+        if step.kind in ('leaf', 'deep', 'backup', 'done'):
+            assert step.value in returned[step.state, step.player], step
+            shown += 1
+        if step.kind in ('leaf', 'deep', 'backup'):
+            assert step.best in returned[where[step.path[:-1]]], step
+    assert shown > 20
+
+
 def test_the_text_says_who_chooses_what_and_why_a_cut_happens():
     board = oracle.nested('x   o    ')
     steps = stepped(board, 'x', True, 'listed', 3)
@@ -181,7 +302,8 @@ MID_GAME = oracle.nested('x   o    ')
 
 @pytest.fixture
 def panel_widget(monkeypatch):
-    """make(**options): a GameTreeWidget over the alpha_beta workbook's functions, without the tree drawn."""
+    """make(**options): a GameTreeWidget over the alpha_beta workbook's functions (score a plain minimax), without
+    the tree drawn; ``functions`` replaces some of them in the notebook's namespace."""
     from coursetools.widget import GameTreeWidget
     from test_widget_alpha_beta import NAMES, reference_functions
     monkeypatch.delenv('NBGRADER_EXECUTION', raising=False)
@@ -189,8 +311,8 @@ def panel_widget(monkeypatch):
 
     def make(**options):
         namespace = reference_functions()
+        namespace.update(options.pop('functions', {}))   # a student's own version: the others call it by name
         functions = {name: namespace[name] for name in NAMES}
-        functions.update(options.pop('functions', {}))
         if 'alphabeta' in options:
             functions['alphabeta'] = options.pop('alphabeta')
         widget = GameTreeWidget(**functions, tree=False, state=options.pop('state', MID_GAME), **options)

@@ -553,10 +553,46 @@ def test_package_layout_and_imports():
                     pytest.fail(f'{path.name}: import {module} must be relative')
 
 
+CONSTANT_SCORE = '''
+def score(state, player):
+    end = score_end(state)
+    if end is not None:
+        return end, None
+    for row, col in moves(state):
+        score(play(state, row, col, player), 'o' if player == 'x' else 'x')
+    return 0, None
+'''
+
+
+@pytest.mark.parametrize('depth', [1, 2, 3])
+def test_the_step_panel_has_no_minimax_of_its_own(depth):
+    """A score that searches every move but answers 0 for every unfinished board: the steps show 0 wherever it
+    answered 0 (never the +1 or −1 a minimax would find), the leaves what score_end says, the counts its calls."""
+    from coursetools.widget import stepping
+    from coursetools.widget.calls import FunctionCaller
+    assert not any(hasattr(stepping.Search, name) for name in ('plain', 'pruning', 'children', 'listed'))
+    board = oracle.nested('xx oo    ')            # x wins at once: a minimax says +1 here
+    assert oracle.value(board, 'x') == 1
+    search = stepping.Search(FunctionCaller(notebook_functions(CONSTANT_SCORE)))
+    steps = list(search.steps(board, 'x', depth))
+    done = steps[-1]
+    assert done.kind == 'done' and done.value == 0 and done.visited == oracle.search_tree_size(board, 'x')
+    assert 'the value here is 0' in done.text
+    for step in steps:
+        if step.kind == 'leaf':
+            assert step.value == oracle.outcome(step.state) and step.best == 0
+        elif step.kind in ('deep', 'backup'):
+            assert step.value == 0 and step.best == 0, step
+    wins = [s for s in steps if s.kind == 'leaf' and s.value == 1]
+    assert wins and all("x's best so far: 0" in s.text for s in wins)
+    assert any('the code returned 0 from (' in s.text for s in steps if s.kind == 'backup') or depth == 1
+
+
 def test_package_contains_no_answers():
-    """No line checking, no list of lines, no minimax of its own: those belong to the student. (The step panel's
-    search, stepping.py, runs the procedure it teaches over the student's score_end, moves and play, and compares
-    values one at a time as it steps; it too holds no winner, move or value of its own.)"""
+    """No line checking, no list of lines, no minimax of its own: those belong to the student. (The step panel,
+    stepping.py and tracing.py, retells a recorded run of the notebook's own score or alphabeta: it compares the
+    values that code returned to put them into words, and holds no winner, move or value of its own; see
+    test_the_step_panel_has_no_minimax_of_its_own.)"""
     def is_index_triple(node):
         return (isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 3
                 and all(isinstance(e, (ast.Constant, ast.Tuple, ast.List)) for e in node.elts)

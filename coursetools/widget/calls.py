@@ -198,17 +198,30 @@ class FunctionCaller:
                     pass
             return result
 
-        namespace = getattr(inspect.unwrap(fn), '__globals__', None)
-        swap = isinstance(namespace, dict) and namespace.get(name) is fn
-        if swap:
-            if inspect.isfunction(fn):
-                counted.__dict__ = fn.__dict__     # score.known = {...} keeps working
-            for attribute in ('cache_info', 'cache_clear', 'cache_parameters', '__wrapped__'):
-                if hasattr(fn, attribute) and not hasattr(counted, attribute):
-                    setattr(counted, attribute, getattr(fn, attribute))
-            namespace[name] = counted
-        try:
+        if inspect.isfunction(fn):
+            counted.__dict__ = fn.__dict__     # score.known = {...} keeps working
+        for attribute in ('cache_info', 'cache_clear', 'cache_parameters', '__wrapped__'):
+            if hasattr(fn, attribute) and not hasattr(counted, attribute):
+                setattr(counted, attribute, getattr(fn, attribute))
+        with self.rebinding(fn, {name: counted}):
             yield counted
+
+    @contextlib.contextmanager
+    def rebinding(self, fn, wrappers):
+        """While the block runs, point names in the notebook (the globals of ``fn``) at ``wrappers`` ({name:
+        wrapper}), each only where the name is bound to the function the widget was given; yields the names
+        rebound. Afterwards each is put back (unless the notebook redefined it meanwhile)."""
+        namespace = getattr(inspect.unwrap(fn), '__globals__', None)
+        swapped = {}
+        if isinstance(namespace, dict):
+            for name, wrapper in wrappers.items():
+                given = self.functions.get(name)
+                if given is not None and namespace.get(name) is given:
+                    swapped[name] = given
+                    namespace[name] = wrapper
+        try:
+            yield set(swapped)
         finally:
-            if swap and namespace.get(name) is counted:   # the notebook may have redefined it meanwhile
-                namespace[name] = fn
+            for name, given in swapped.items():
+                if namespace.get(name) is wrappers[name]:
+                    namespace[name] = given

@@ -52,7 +52,9 @@ class Outline:
         elif kind in ('leaf', 'deep', 'backup'):
             line.status, line.value, line.kind, line.below, line.seen = 'done', step.value, kind, step.below, step.seen
             parent = self.line(step.path[:-1])
-            parent.best, parent.window = step.best, step.window if self.alphabeta else parent.window
+            parent.best = step.best
+            if self.alphabeta and step.window is not None:
+                parent.window = step.window
         elif kind == 'cutoff':
             line.cut = True
             for move in step.pruned_moves:

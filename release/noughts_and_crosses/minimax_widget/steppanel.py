@@ -155,10 +155,11 @@ class StepPanel:
         position = tuple(self.position())
         self.call.cancel_check = self.worker.cancel_check(generation=self.worker.generation)
         try:
-            self._search(False, 'listed').plain(*position)
             if self.alphabeta:
                 for order in ORDERS:
-                    self._search(True, order).pruning(*position, -float('inf'), float('inf'))
+                    self._search(True, order).totals(*position)
+            if self.call.has('score'):
+                self._search(False, 'listed').totals(*position)
         except FunctionError:
             pass   # stepping will meet it, and show it at the position where it happens
         finally:
@@ -180,7 +181,7 @@ class StepPanel:
         self.outline = Outline(player, alphabeta)
 
     def _search(self, alphabeta, order):
-        """The Search for these settings, kept with what it remembers (shared among move orders)."""
+        """The Search for these settings, kept with what it has recorded of the notebook's search."""
         key = ('alphabeta' if alphabeta else 'minimax', order)
         if key not in self.searches:
             self.searches[key] = Search(self.call, alphabeta, order, self.tables)
@@ -313,7 +314,11 @@ class StepPanel:
             text += f' · <b>{last.pruned:,}</b> subtrees pruned'
         text += f' · step {self.index}' + (f' of {len(self.steps)}' if self._finished() else '')
         if alphabeta and last.kind == 'done':
-            text += '<div class="nac-step-saved">' + html.escape(self._saved(last), quote=False) + '</div>'
+            try:
+                saved = self._saved(last)
+            except FunctionError as error:
+                saved = f'(counts in other move orders: {error})'
+            text += '<div class="nac-step-saved">' + html.escape(saved, quote=False) + '</div>'
         return text
 
     def _finished(self):
@@ -322,11 +327,11 @@ class StepPanel:
     def _saved(self, last):
         """'Plain minimax visits 7,331 here. α-β visits: as listed 1,234 (saves 83%) · best first …'."""
         state, player = self.key[:2]
-        plain = self._search(False, 'listed').plain(state, player)[1]
         parts = []
         for order in ORDERS:
-            search = self._search(True, order)
-            visited = search.pruning(state, player, -float('inf'), float('inf'))[1]
-            saved = 100 * (plain - visited) / plain
-            parts.append(f'{ORDER_LABELS[order]} {visited:,} (saves {saved:.1f}%)')
-        return f'Plain minimax visits {plain:,} positions here; α-β visits ' + ' · '.join(parts) + '.'
+            parts.append((ORDER_LABELS[order], self._search(True, order).totals(state, player)[0]))
+        if not self.call.has('score'):
+            return 'α-β visits ' + ' · '.join(f'{label} {visited:,}' for label, visited in parts) + '.'
+        plain = self._search(False, 'listed').totals(state, player)[0]
+        return f'Plain minimax visits {plain:,} positions here; α-β visits ' + ' · '.join(
+            f'{label} {visited:,} (saves {100 * (plain - visited) / plain:.1f}%)' for label, visited in parts) + '.'
