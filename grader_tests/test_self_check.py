@@ -161,3 +161,12 @@ def test_the_optional_check_passes_the_reference_and_tells_a_plain_score_from_it
     assert 'x should win at once at (0, 2), not play (0, 0)' in error.evalue
     stub = run_fast_check(tmp_path, 'def score_fast(state, player):\n    raise NotImplementedError()')
     assert [o.get('text') for o in stub] == ['score_fast is not written yet (the task is optional).\n']
+
+
+def test_without_positions_txt_the_check_says_so_and_raises_nothing(tmp_path):
+    helpers = source_cell(lambda cell: cell.metadata.get('nbgrader', {}).get('grade_id') == 'helpers').source
+    cells = [helpers, reference_functions(), self_check('check_score_end_everywhere')]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': str(tmp_path)}}).execute()
+    assert [o.text for o in nb.cells[-1].outputs] == [
+        'positions.txt is not beside this notebook, so this check cannot run: keep the file with it.\n']
