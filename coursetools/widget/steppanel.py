@@ -10,34 +10,23 @@ import ipywidgets as widgets
 
 from .calls import FunctionError, format_value
 from .outline import Outline, replay
+from .panels import make_button, make_html
 from .stepping import ORDERS, PREDICTED, Search, where
 
 ORDER_LABELS = {'listed': 'as listed', 'best': 'best first', 'worst': 'worst first'}
 INTRO = 'Press Step to search the position shown, one event at a time.'
 
 
-def _button(text, css_class, tooltip, icon=''):
-    button = widgets.Button(description=text, tooltip=tooltip, icon=icon, layout=widgets.Layout(width='auto'))
-    button.add_class(css_class)
-    return button
-
-
-def _html(css_class):
-    text = widgets.HTML('', layout=widgets.Layout(width='100%'))
-    text.add_class(css_class)
-    return text
-
-
 class StepControls:
     """The panel's ipywidgets: buttons, the search's settings, the texts; ``box`` holds them all."""
 
     def __init__(self, alphabeta, depth):
-        self.step = _button('Step', 'nac-step', 'the next event of the search (key: → or s)', 'step-forward')
-        self.back = _button('Back', 'nac-back', 'one event back (key: ← or b)', 'step-backward')
-        self.play = _button('Play', 'nac-step-play', 'one event every "speed" seconds (key: space)', 'play')
-        self.pause = _button('Pause', 'nac-step-pause', 'stop playing (key: space)', 'pause')
-        self.end = _button('Run to end', 'nac-step-end', 'every remaining event at once (key: e)', 'fast-forward')
-        self.restart = _button('Restart', 'nac-step-restart', 'search the position shown from the beginning', 'undo')
+        self.step = make_button('Step', 'nac-step', 'the next event of the search (key: → or s)', 'step-forward')
+        self.back = make_button('Back', 'nac-back', 'one event back (key: ← or b)', 'step-backward')
+        self.play = make_button('Play', 'nac-step-play', 'one event every "speed" seconds (key: space)', 'play')
+        self.pause = make_button('Pause', 'nac-step-pause', 'stop playing (key: space)', 'pause')
+        self.end = make_button('Run to end', 'nac-step-end', 'every remaining event at once (key: e)', 'fast-forward')
+        self.restart = make_button('Restart', 'nac-step-restart', 'search the position shown from the beginning', 'undo')
         buttons = widgets.HBox([self.step, self.back, self.play, self.pause, self.end, self.restart])
         buttons.add_class('nac-buttons')
         self.kind = widgets.ToggleButtons(options=[('minimax', 'minimax'), ('α-β', 'alphabeta')],
@@ -58,13 +47,13 @@ class StepControls:
                                         tooltip='hide each value that backs up until you guess it',
                                         layout=widgets.Layout(width='auto'))
         self.predict.add_class('nac-predict')
-        self.guesses = {value: _button(format_value(value), f'nac-guess-{"minus" if value < 0 else value}',
+        self.guesses = {value: make_button(format_value(value), f'nac-guess-{"minus" if value < 0 else value}',
                                        f'predict {format_value(value)}') for value in (-1, 0, 1)}
-        self.tally = _html('nac-tally')
+        self.tally = make_html('nac-tally')
         self.guess_box = widgets.HBox([*self.guesses.values(), self.tally])
         self.guess_box.add_class('nac-buttons')
         self.guess_box.add_class('nac-guess')
-        self.said, self.counts, self.outline = _html('nac-step-text'), _html('nac-step-counts'), _html('nac-step-tree')
+        self.said, self.counts, self.outline = make_html('nac-step-text'), make_html('nac-step-counts'), make_html('nac-step-tree')
         title = widgets.HTML('<b>Step through the search</b> of the position shown')
         settings = widgets.HBox([self.kind, self.order, self.predict] if alphabeta else [self.predict])
         settings.add_class('nac-toolbar')

@@ -133,16 +133,7 @@ class Tracer:
         self.stack.append(node)
         recorder.__dict__ = {}                # score.known = {...} starts empty: the whole search is seen
         try:
-            result = self.target(*args)
-            node.value, node.move = check_result(self.name, result)
-        except (Cancelled, Stop):
-            raise
-        except FunctionError as error:
-            self._failed(str(error))
-            raise Stop() from None
-        except Exception as error:
-            self._failed(raised(self.name, error))
-            raise Stop() from None
+            result, (node.value, node.move) = self._checked(self.name, self.target, args)
         finally:
             self.stack.pop()
         node.result, node.done = result, True
@@ -155,6 +146,21 @@ class Tracer:
         if parent is not None:
             parent.count(node)
         return result
+
+    def _checked(self, name, function, args, kwargs=None):
+        """(what function(*args) returned, check_result's reading of it); a raise or an unusable answer ends the
+        trace here, with the message kept for the step panel."""
+        try:
+            result = function(*args, **(kwargs or {}))
+            return result, check_result(name, result)
+        except (Cancelled, Stop):
+            raise
+        except FunctionError as error:
+            self._failed(str(error))
+            raise Stop() from None
+        except Exception as error:
+            self._failed(raised(name, error))
+            raise Stop() from None
 
     def _failed(self, message):
         if self.error is None:
@@ -174,17 +180,7 @@ class Tracer:
                 if name == 'moves' and args and args[0] == self.replaying[0]:
                     return list(self.replaying[1])
                 return given(*args, **kwargs)
-            try:
-                result = given(*args, **kwargs)
-                check_result(name, result)
-            except (Cancelled, Stop):
-                raise
-            except FunctionError as error:
-                self._failed(str(error))
-                raise Stop() from None
-            except Exception as error:
-                self._failed(raised(name, error))
-                raise Stop() from None
+            result, _ = self._checked(name, given, args, kwargs)
             if name == 'moves' and self.stack and args and args[0] == self.stack[-1].state:
                 result = self._ordered(self.stack[-1], list(result))
                 if self.stack[-1].listed is None:

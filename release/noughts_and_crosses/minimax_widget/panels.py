@@ -12,7 +12,7 @@ MEMO_TOOLTIP = ('Remember every answer of your functions by their arguments, e.g
                 'calls included. Untick to call your functions afresh every time and feel how slow plain minimax is.')
 
 
-def _button(text, css_class, tooltip, icon=''):
+def make_button(text, css_class, tooltip, icon=''):
     button = widgets.Button(description=text, tooltip=tooltip, icon=icon, layout=widgets.Layout(width='auto'))
     button.add_class(css_class)
     return button
@@ -32,7 +32,7 @@ def _checkbox(description, css_class, tooltip, value):
     return box
 
 
-def _html(css_class):
+def make_html(css_class):
     text = widgets.HTML('', layout=widgets.Layout(width='100%'))
     text.add_class(css_class)
     return text
@@ -54,14 +54,14 @@ class Panels:
             grid_template_columns='repeat(3, 1fr)', grid_template_rows='repeat(3, 1fr)', grid_gap='4px',
             width='204px', height='204px'))
         self.board.add_class('nac-board')
-        self.status, self.note, self.error, self.text = (_html(name) for name in
+        self.status, self.note, self.error, self.text = (make_html(name) for name in
                                                          ('nac-status', 'nac-note', 'nac-error', 'nac-text'))
         self.text.add_class('nac-secondary')
-        self.new_button = _button('New game', 'nac-new', 'start again from the empty board', 'refresh')
-        self.undo_button = _button('Undo', 'nac-undo', 'take back moves until it is your turn again', 'undo')
-        self.ai_button = _button('AI move', 'nac-ai', 'let score choose the move of the side to move', 'magic')
-        self.perfect_button = _button('Perfect game', 'nac-perfect', 'score plays both sides from here', 'play')
-        self.stop_button = _button('Stop', 'nac-stop', 'stop the perfect game or the thinking', 'stop')
+        self.new_button = make_button('New game', 'nac-new', 'start again from the empty board', 'refresh')
+        self.undo_button = make_button('Undo', 'nac-undo', 'take back moves until it is your turn again', 'undo')
+        self.ai_button = make_button('AI move', 'nac-ai', 'let score choose the move of the side to move', 'magic')
+        self.perfect_button = make_button('Perfect game', 'nac-perfect', 'score plays both sides from here', 'play')
+        self.stop_button = make_button('Stop', 'nac-stop', 'stop the perfect game or the thinking', 'stop')
         buttons = widgets.HBox([self.new_button, self.undo_button, self.ai_button, self.perfect_button,
                                 self.stop_button])
         buttons.add_class('nac-buttons')
@@ -81,7 +81,7 @@ class Panels:
         self.lecture = _checkbox('lecture mode', 'nac-lecture-mode', 'bigger type, fewer controls', lecture)
         self.view = TreeView(layout=widgets.Layout(width='100%'))
         self.view.add_class('nac-tree')
-        self.counts, self.pv, self.legend = (_html(name) for name in ('nac-counts', 'nac-pv', 'nac-legend'))
+        self.counts, self.pv, self.legend = (make_html(name) for name in ('nac-counts', 'nac-pv', 'nac-legend'))
         self.legend.value = legend_html()
         toolbar = widgets.HBox([self.show_tree, self.memo, self.lecture])
         toolbar.add_class('nac-toolbar')
