@@ -138,10 +138,14 @@ def reference():
 
 @pytest.fixture(scope='session')
 def graded_class(tmp_path_factory):
-    """The whole demo class graded once by `make grade`'s code path, in a copy of the course (once for every
-    test process): (course folder, the run's returncode, stdout and stderr)."""
+    """The whole demo class graded once by `make grade`'s code path, as on a fresh clone (no submitted/: `make
+    grade` builds the demo class itself), in a copy of the course (once for every test process): (course
+    folder, the run's returncode, stdout and stderr)."""
     def grade(folder):
-        result = run_grade(copy_course(folder / 'course'))
+        course = copy_course(folder / 'course', students=[])
+        shutil.rmtree(course / 'submitted')
+        (course / 'roster.csv').unlink(missing_ok=True)
+        result = run_grade(course)
         return {'returncode': result.returncode, 'stdout': result.stdout, 'stderr': result.stderr}
 
     folder, result = made_once(tmp_path_factory, 'graded-demo-class', grade)

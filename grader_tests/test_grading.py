@@ -72,26 +72,34 @@ def autograde(course, monkeypatch, **options):
     return grading.autograde(ASSIGNMENT, **options)
 
 
+# A mark lost in every task, a stub, a warning on stderr and a copier: the kinds of notebook in the
+# demo class, compared cell for cell with plain nbgrader (test_demo_class checks all 16 against their marks).
+COMPARED = ('ada', 'cat', 'dan', 'fay', 'hal', 'ivy', 'max', 'nia', 'pam')
+
+
 def test_parallel_marks_are_identical_to_plain_nbgrader(released, tmp_path, monkeypatch):
     plain = shutil.copytree(released, tmp_path / 'plain')
     par = shutil.copytree(released, tmp_path / 'parallel')
+    for course in (plain, par):
+        for student in set(EXPECTED) - set(COMPARED):
+            shutil.rmtree(course / 'submitted' / student)
     nbgrader(plain, 'autograde', ASSIGNMENT, '--force')
     log = io.StringIO()
     report = autograde(par, monkeypatch, workers=2, stream=log)
 
     assert report.failed == [], report.errors
-    assert sorted(report.graded) == sorted(EXPECTED)
+    assert sorted(report.graded) == sorted(COMPARED)
     assert report.workers == 2
     assert {t['kernels'] for t in report.timings} == {'forked'}
     expected, got = grades(plain), grades(par)
-    assert len(expected) > 14 * 12
+    assert len(expected) > len(COMPARED) * 12
     assert got == expected                              # every grade cell, comment, timestamp, late penalty
-    assert task_marks(par) == EXPECTED
-    for student in EXPECTED:
+    assert task_marks(par) == {s: EXPECTED[s] for s in COMPARED}
+    for student in COMPARED:
         assert outcomes(par, student) == outcomes(plain, student), student
         folder = lambda c: sorted(p.name for p in (c / 'autograded' / student / ASSIGNMENT).iterdir())  # noqa: E731
         assert folder(par) == folder(plain)
-    assert f'grading {len(EXPECTED)}/{len(EXPECTED)} 100%' in log.getvalue()   # plain progress lines (not a tty)
+    assert f'grading {len(COMPARED)}/{len(COMPARED)} 100%' in log.getvalue()   # plain progress lines (not a tty)
 
 
 def slot_processes():

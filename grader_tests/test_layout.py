@@ -175,3 +175,11 @@ def test_the_grading_engine_stays_small_enough_to_hold_in_mind():
     lines = {name: code_lines(path.read_text()) for name, path in course_modules().items() if folder(name) in ENGINE}
     print(f'engine: {sum(lines.values())} lines of code in {len(lines)} modules')
     assert sum(lines.values()) <= ENGINE_CODE_LINES, sorted(lines.items(), key=lambda item: -item[1])[:10]
+
+
+def test_no_merge_left_half_done():
+    """No file in git keeps a merge's conflict markers (one stood in docs/architecture.md once)."""
+    listed = subprocess.run(['git', 'grep', '-l', '-E', '^(<<<<<<< |>>>>>>> )', '--', '.'], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert listed.returncode in (0, 1), listed.stderr
+    assert listed.stdout == ''

@@ -290,6 +290,29 @@ def test_the_widget_redraws_for_its_width_focus_and_lecture_mode(make_widget):
     assert 'Best play from here' in w.ui.pv.value and 'draw' in w.ui.pv.value
 
 
+def test_the_last_width_reported_wins_when_a_background_redraw_races_it(make_widget):
+    """The browser reports widths on the kernel's main thread while a background job draws a new tree: whatever
+    the interleaving, the picture left shown is drawn for the last width reported (a stale one stayed in
+    Notebook 7 once)."""
+    import threading
+    w = make_widget(tree=True)
+    panel = w.tree_panel
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)          # threads take turns often, so that the interleavings really happen
+    try:
+        for attempt in range(6):
+            done = threading.Event()
+            racer = threading.Thread(target=lambda: [panel.redraw() for _ in iter(done.is_set, True)])
+            racer.start()
+            for width in range(500, 520):
+                w.ui.view.width = width + 30 * attempt
+            done.set()
+            racer.join()
+            assert f'width="{w.ui.view.width}"' in w.ui.view.svg.split('>', 1)[0], attempt
+    finally:
+        sys.setswitchinterval(interval)
+
+
 # ---- playing --------------------------------------------------------------------------------------------------
 
 def test_ai_answers_with_an_optimal_move_and_perfect_game_draws(make_widget):

@@ -1,5 +1,7 @@
 """The tree half of the widget: builds the tree below the position shown, draws it for the view's width, font
 and focus, fills the count and best-play panels, and turns clicks in the picture into actions."""
+import threading
+
 from .calls import Cancelled, FunctionError
 from .drawing import draw_tree, parse_path
 from .model import PositionGraph, build_tree
@@ -17,6 +19,7 @@ class TreePanel:
         self.graph = PositionGraph()
         self.tree = self.drawing = None
         self.focus = ((), ())    # (root state, path of moves) the lecturer expanded
+        self._drawing_lock = threading.RLock()
         ui.view.observe(lambda _change: self.redraw(), 'width')
         ui.view.on_action(self._on_action)
 
@@ -54,14 +57,17 @@ class TreePanel:
             self.ui.counts.value = counts_html(tree, self.call.memoize)
 
     def redraw(self):
-        """Draw the last tree again for the view's width, font and focus: no function is called."""
-        tree = self.tree
-        if tree is None:
-            return
-        focus = self.focus[1] if self.focus[0] == tree.root.state else ()
-        font = 20 if self.ui.lecture.value else 16
-        self.drawing = draw_tree(tree, self.ui.view.width or DEFAULT_WIDTH, focus, font)
-        self.ui.view.svg = self.drawing.svg
+        """Draw the last tree again for the view's width, font and focus: no function is called. One drawing at a
+        time (the background job that built a tree and the browser's new width both redraw), each reading the
+        width as it is then, so the last picture shown is drawn for the last width reported."""
+        with self._drawing_lock:
+            tree = self.tree
+            if tree is None:
+                return
+            focus = self.focus[1] if self.focus[0] == tree.root.state else ()
+            font = 20 if self.ui.lecture.value else 16
+            self.drawing = draw_tree(tree, self.ui.view.width or DEFAULT_WIDTH, focus, font)
+            self.ui.view.svg = self.drawing.svg
 
     def _on_action(self, action, text):
         tree = self.tree
