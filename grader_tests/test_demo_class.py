@@ -2,7 +2,6 @@
 each student deserves. The reasons are written next to each student in demo_class/noughts_and_crosses/."""
 import csv
 import os
-import pathlib
 import re
 import shutil
 import subprocess
@@ -11,7 +10,7 @@ import threading
 
 import nbformat
 
-from conftest import ROOT, copy_course, run_grade
+from conftest import ROOT
 from coursetools.instructor import commands
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
@@ -123,114 +122,6 @@ def test_outputs_of_grading(graded_class):
     assert (course / 'reports' / 'noughts_and_crosses.html').exists()
 
 
-def test_regrading_gives_the_same_marks(graded_class):
-    course, first = graded_class
-    before = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
-    shutil.copytree(course, course.parent / 'again')
-    again = run_grade(course.parent / 'again', 'noughts_and_crosses', '--force')
-    assert again.returncode == 0, again.stderr
-    assert 'unchanged' not in again.stdout and f'{len(EXPECTED)} notebooks on' in again.stdout
-    assert marks.marks_by_task('sqlite:///' + str(course.parent / 'again' / 'gradebook.db'), 'noughts_and_crosses') == before
-
-
-def test_one_student_is_regraded_alone_and_the_others_keep_their_marks(graded_class, tmp_path):
-    """`--student ID`: a resubmission regraded by itself; grades.csv and the report still cover everyone."""
-    course, _ = graded_class
-    copy = shutil.copytree(course, tmp_path / 'course')
-    before = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
-    def page(student):
-        return copy / 'feedback' / student / 'noughts_and_crosses' / 'noughts_and_crosses.html'
-    others = {student: page(student).stat().st_mtime_ns for student in EXPECTED if student != 'cat'}
-    shutil.copy(copy / 'submitted' / 'ada' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb',
-                copy / 'submitted' / 'cat' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb')     # cat's fix
-    result = run_grade(copy, 'noughts_and_crosses', '--student', 'cat')
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    table, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
-    assert sum(table['cat'].values()) == 12 and {s: r for s, r in table.items() if s != 'cat'} == {
-        s: r for s, r in before[0].items() if s != 'cat'}
-    assert 'noughts_and_crosses: 1 notebooks on' in result.stdout
-    assert {student: page(student).stat().st_mtime_ns for student in others} == others
-    with open(copy / 'grades.csv') as handle:
-        assert {row['student_id'] for row in csv.DictReader(handle)
-                if row['assignment'] == 'noughts_and_crosses'} == set(EXPECTED)
-    unknown = run_grade(copy, 'noughts_and_crosses', '--student', 'nobody')
-    assert unknown.returncode != 0 and 'No submission from nobody' in unknown.stderr
-
-
-def test_only_submissions_that_changed_are_graded_again(graded_class, tmp_path):
-    """`make grade` on a graded class grades a resubmission alone, and nothing when nothing changed."""
-    course, _ = graded_class
-    copy = shutil.copytree(course, tmp_path / 'course')
-    before, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
-    graded = copy / 'autograded' / '{}' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb'
-    others = {student: pathlib.Path(str(graded).format(student)).stat().st_mtime_ns
-              for student in EXPECTED if student != 'cat'}
-    shutil.copy(copy / 'submitted' / 'ada' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb',
-                copy / 'submitted' / 'cat' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb')     # cat's fix
-    result = run_grade(copy, 'noughts_and_crosses')
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    count = len(EXPECTED)
-    assert f'noughts_and_crosses: {count - 1} of {count} submissions unchanged since they were graded' in result.stdout
-    assert 'noughts_and_crosses: 1 notebooks on' in result.stdout
-    table, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
-    assert sum(table['cat'].values()) == 12 and {s: r for s, r in table.items() if s != 'cat'} == {
-        s: r for s, r in before.items() if s != 'cat'}
-    assert {student: pathlib.Path(str(graded).format(student)).stat().st_mtime_ns for student in others} == others
-
-    again = run_grade(copy, 'noughts_and_crosses')
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    assert f'noughts_and_crosses: {count} of {count} submissions unchanged' in again.stdout
-    assert '== noughts_and_crosses: autograde' not in again.stdout
-    assert re.search(r'^cat +1 +3 +2 +1 +3 +2 +12$', again.stdout, re.M), again.stdout   # the table, as it stands
-
-
-def test_a_fresh_clone_grades_the_demo_class_and_real_submissions_are_never_touched(graded_class, tmp_path):
-    fresh, result = graded_class     # graded as on a fresh clone: no submitted/ folder
-    assert 'built the demo class' in result.stdout
-    assert {p.parent.name for p in (fresh / 'submitted').glob('*/noughts_and_crosses')} == set(EXPECTED)
-    assert (fresh / 'roster.csv').read_bytes() == (ROOT / 'demo_class' / 'roster.csv').read_bytes()
-
-    real = copy_course(tmp_path / 'real', students=[])
-    folder = real / 'submitted' / 'zoe' / 'noughts_and_crosses'
-    folder.mkdir(parents=True)
-    shutil.copy(ROOT / 'release/noughts_and_crosses/noughts_and_crosses.ipynb', folder)
-    before = {p: p.read_bytes() for p in (real / 'submitted').rglob('*') if p.is_file()}
-    result = run_grade(real, 'noughts_and_crosses')
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert 'built the demo class' not in result.stdout
-    assert {p: p.read_bytes() for p in (real / 'submitted').rglob('*') if p.is_file()} == before
-
-
-def test_sequential_grading_gives_the_same_marks(tmp_path):
-    course = copy_course(tmp_path / 'course', students=('ada', 'dan', 'max'))
-    result = run_grade(course, 'noughts_and_crosses', '--sequential')
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
-    assert {s: tuple(int(row[t]) for t in TASKS) for s, row in table.items()} == {
-        s: EXPECTED[s] for s in ('ada', 'dan', 'max')}
-
-
-def test_an_assignment_without_submissions_does_not_stop_the_others(tmp_path):
-    # max (the release untouched) grades in seconds where a full alpha_beta answer searches for a minute
-    course = copy_course(tmp_path / 'first-week', students=['max'])
-    shutil.rmtree(course / 'submitted' / 'max' / 'alpha_beta')         # nobody has handed in the second workbook
-    result = run_grade(course)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert sum('No submissions yet for alpha_beta' in line for line in result.stdout.splitlines()) == 1
-    assert (course / 'grades.csv').exists() and (course / 'reports' / 'noughts_and_crosses.html').exists()
-    assert not (course / 'reports' / 'alpha_beta.html').exists()
-
-    course = copy_course(tmp_path / 'second-week', students=['max', 'cat'])
-    shutil.rmtree(course / 'submitted' / 'cat' / 'alpha_beta')         # cat handed in one workbook, not the other
-    result = run_grade(course)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    with open(course / 'grades.csv') as handle:
-        graded = {(row['student_id'], row['assignment']) for row in csv.DictReader(handle) if row['score']}
-    assert {('max', 'noughts_and_crosses'), ('max', 'alpha_beta'), ('cat', 'noughts_and_crosses')} <= graded
-    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
-    assert sum(table['cat'].values()) == sum(EXPECTED['cat'])
-
-
 def test_make_grades_feedback_is_the_page_nbconvert_writes(graded_class, tmp_path):
     """`make grade` writes the course's feedback page (coursetools.grading.feedback_page) with its fast exporter
     (c.Grading.fast_feedback_html); `nbgrader generate_feedback` told to use the page's plain exporter writes it
@@ -329,8 +220,6 @@ def test_forked_helpers_write_the_feedback_and_report_of_one_process(graded_clas
     finally:
         waiting.set()
         thread.join()
-
-
 
 
 def test_the_demo_class_is_removed_in_one_command_and_real_work_is_kept(graded_class, tmp_path):

@@ -1,5 +1,5 @@
-"""The gradebook may live in PostgreSQL: `make grade` with `--db postgresql+psycopg2://...` gives the demo class
-exactly the marks it gets with SQLite. The tests start their own throw-away server on 127.0.0.1 (grader_tests/
+"""The gradebook may live in PostgreSQL: `make grade` with `--db postgresql+psycopg2://...` gives demo students
+exactly the marks they get with SQLite. The tests start their own throw-away server on 127.0.0.1 (grader_tests/
 postgres.py); they fail on a machine without the PostgreSQL server binaries (`make test` installs them).
 """
 import csv
@@ -16,6 +16,8 @@ from postgres import PostgresServer, find_bin_dir
 from test_demo_class import EXPECTED, TASKS
 
 ASSIGNMENT = 'noughts_and_crosses'
+# a mark lost in each task, and a stub: the gradebook's rows in every shape the demo class gives them
+STUDENTS = ('ada', 'cat', 'dan', 'fay', 'hal', 'ivy', 'max')
 
 
 @pytest.fixture(autouse=True)
@@ -39,8 +41,8 @@ def postgres():
 
 @pytest.fixture(scope='module')
 def postgres_graded(postgres, tmp_path_factory):
-    """The whole demo class graded by `make grade`'s code path into the PostgreSQL gradebook."""
-    course = copy_course(tmp_path_factory.mktemp('pgcourse'))
+    """Demo students graded by `make grade`'s code path into the PostgreSQL gradebook."""
+    course = copy_course(tmp_path_factory.mktemp('pgcourse'), students=STUDENTS)
     result = run_grade(course, ASSIGNMENT, '--db', postgres.url)
     assert result.returncode == 0, result.stdout + result.stderr
     return course, result
@@ -48,12 +50,12 @@ def postgres_graded(postgres, tmp_path_factory):
 
 def test_postgresql_gradebook_gives_the_sqlite_marks(postgres, postgres_graded, graded_class):
     sqlite_course, _ = graded_class
-    in_sqlite = marks.marks_by_task('sqlite:///' + str(sqlite_course / 'gradebook.db'), ASSIGNMENT)
-    in_postgres = marks.marks_by_task(postgres.url, ASSIGNMENT)
-    assert in_postgres == in_sqlite
-    table, maxima = in_postgres
+    in_sqlite, sqlite_maxima = marks.marks_by_task('sqlite:///' + str(sqlite_course / 'gradebook.db'), ASSIGNMENT)
+    table, maxima = marks.marks_by_task(postgres.url, ASSIGNMENT)
+    assert (table, maxima) == ({s: in_sqlite[s] for s in STUDENTS}, sqlite_maxima)
     assert tuple(maxima) == TASKS
-    assert {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()} == EXPECTED
+    assert {student: tuple(int(row[task]) for task in TASKS) for student, row in table.items()} == {
+        s: EXPECTED[s] for s in STUDENTS}
     assert marks.marks_by_cell(postgres.url, ASSIGNMENT, 'dan')['score_end-diagonals'] == 0
 
 
@@ -66,7 +68,10 @@ def test_postgresql_run_writes_nothing_to_sqlite_and_exports_the_same_grades(pos
         with open(path) as handle:
             return {row['student_id']: float(row['score']) for row in csv.DictReader(handle)
                     if assignment is None or row['assignment'] == assignment}
-    assert scores(course / 'grades.csv', ASSIGNMENT) == scores(graded_class[0] / 'grades.csv', ASSIGNMENT)
+    in_sqlite = scores(graded_class[0] / 'grades.csv', ASSIGNMENT)
+    in_postgres = scores(course / 'grades.csv', ASSIGNMENT)
+    assert {s: in_postgres[s] for s in STUDENTS} == {s: in_sqlite[s] for s in STUDENTS}
+    assert not any(in_postgres[s] for s in set(in_postgres) - set(STUDENTS))     # the roster's others: no marks
 
 
 def test_server_listens_only_on_localhost(postgres):

@@ -1,0 +1,72 @@
+"""Grading a graded class again: `--force` gives the same marks, `--student ID` regrades one student alone, and
+`make grade` regrades only the submissions that changed since they were graded. Each test works in a copy of the
+demo class graded once (conftest.graded_class)."""
+import csv
+import pathlib
+import re
+import shutil
+
+from conftest import run_grade
+from coursetools.instructor import marks
+from test_demo_class import EXPECTED
+
+
+def test_regrading_gives_the_same_marks(graded_class):
+    course, first = graded_class
+    before = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
+    shutil.copytree(course, course.parent / 'again')
+    again = run_grade(course.parent / 'again', 'noughts_and_crosses', '--force')
+    assert again.returncode == 0, again.stderr
+    assert 'unchanged' not in again.stdout and f'{len(EXPECTED)} notebooks on' in again.stdout
+    assert marks.marks_by_task('sqlite:///' + str(course.parent / 'again' / 'gradebook.db'), 'noughts_and_crosses') == before
+
+
+def test_one_student_is_regraded_alone_and_the_others_keep_their_marks(graded_class, tmp_path):
+    """`--student ID`: a resubmission regraded by itself; grades.csv and the report still cover everyone."""
+    course, _ = graded_class
+    copy = shutil.copytree(course, tmp_path / 'course')
+    before = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
+    def page(student):
+        return copy / 'feedback' / student / 'noughts_and_crosses' / 'noughts_and_crosses.html'
+    others = {student: page(student).stat().st_mtime_ns for student in EXPECTED if student != 'cat'}
+    shutil.copy(copy / 'submitted' / 'ada' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb',
+                copy / 'submitted' / 'cat' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb')     # cat's fix
+    result = run_grade(copy, 'noughts_and_crosses', '--student', 'cat')
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    table, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
+    assert sum(table['cat'].values()) == 12 and {s: r for s, r in table.items() if s != 'cat'} == {
+        s: r for s, r in before[0].items() if s != 'cat'}
+    assert 'noughts_and_crosses: 1 notebooks on' in result.stdout
+    assert {student: page(student).stat().st_mtime_ns for student in others} == others
+    with open(copy / 'grades.csv') as handle:
+        assert {row['student_id'] for row in csv.DictReader(handle)
+                if row['assignment'] == 'noughts_and_crosses'} == set(EXPECTED)
+    unknown = run_grade(copy, 'noughts_and_crosses', '--student', 'nobody')
+    assert unknown.returncode != 0 and 'No submission from nobody' in unknown.stderr
+
+
+def test_only_submissions_that_changed_are_graded_again(graded_class, tmp_path):
+    """`make grade` on a graded class grades a resubmission alone, and nothing when nothing changed."""
+    course, _ = graded_class
+    copy = shutil.copytree(course, tmp_path / 'course')
+    before, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
+    graded = copy / 'autograded' / '{}' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb'
+    others = {student: pathlib.Path(str(graded).format(student)).stat().st_mtime_ns
+              for student in EXPECTED if student != 'cat'}
+    shutil.copy(copy / 'submitted' / 'ada' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb',
+                copy / 'submitted' / 'cat' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb')     # cat's fix
+    result = run_grade(copy, 'noughts_and_crosses')
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    count = len(EXPECTED)
+    assert f'noughts_and_crosses: {count - 1} of {count} submissions unchanged since they were graded' in result.stdout
+    assert 'noughts_and_crosses: 1 notebooks on' in result.stdout
+    table, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
+    assert sum(table['cat'].values()) == 12 and {s: r for s, r in table.items() if s != 'cat'} == {
+        s: r for s, r in before.items() if s != 'cat'}
+    assert {student: pathlib.Path(str(graded).format(student)).stat().st_mtime_ns for student in others} == others
+
+    again = run_grade(copy, 'noughts_and_crosses')
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f'noughts_and_crosses: {count} of {count} submissions unchanged' in again.stdout
+    assert '== noughts_and_crosses: autograde' not in again.stdout
+    assert re.search(r'^cat +1 +3 +2 +1 +3 +2 +12$', again.stdout, re.M), again.stdout   # the table, as it stands
