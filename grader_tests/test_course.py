@@ -3,7 +3,9 @@ are being graded, tests that fail rather than skip, and the folders a fresh clon
 import asyncio
 import os
 import re
+import shlex
 import subprocess
+import sys
 
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
@@ -91,3 +93,45 @@ def test_a_fresh_clone_shows_the_autograded_folder_and_nothing_in_it():
     ignored = subprocess.run(['git', 'check-ignore', 'autograded/ada/noughts_and_crosses/noughts_and_crosses.ipynb'],
                              cwd=ROOT, capture_output=True, text=True)
     assert ignored.returncode == 0
+
+
+# ---- the README: what it tells each reader to type exists --------------------------------------------------------
+
+README = (ROOT / 'README.md').read_text()
+
+
+def test_the_readme_is_short_and_ordered_by_reader():
+    assert len(README.splitlines()) <= 150
+    headings = [line for line in README.splitlines() if line.startswith('## ')]
+    assert headings == ['## Students', '## Instructors', '## Lecturers', '## Maintainers']
+
+
+def test_every_make_command_in_the_readme_is_a_target_that_runs():
+    """`make -n` (print, do not run) knows every target the README names, with the variables it shows."""
+    commands = set(re.findall(r'`(make [^`\[]*?)\s*(?:\[[^`]*)?`', README)) | set(
+        re.findall(r'^(make [a-z-]+)', README, re.M))
+    assert {'make grade', 'make test', 'make release', 'make demo', 'make present', 'make clean'} <= commands
+    for command in sorted(commands):
+        words = shlex.split(command)
+        dry = subprocess.run(['make', '-n', '-o', '.venv/.installed', *words[1:]], cwd=ROOT, capture_output=True,
+                             text=True)
+        assert dry.returncode == 0 and 'No rule to make target' not in dry.stderr, (command, dry.stderr)
+
+
+def test_every_option_the_readme_gives_make_grade_is_one_it_takes():
+    """`ARGS=--x` in the README: an option of `python -m coursetools.instructor.grade`, or an nbgrader setting."""
+    given = set(re.findall(r"ARGS='?(--[a-z][a-z-]*)", README))
+    assert {'--force', '--student', '--scheduler', '--workers', '--sequential', '--db'} <= given
+    usage = subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', '--help'], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert usage.returncode == 0, usage.stderr
+    taken = set(re.findall(r'(--[a-z][a-z-]*)', usage.stdout))
+    assert given <= taken, given - taken
+    for setting in re.findall(r"ARGS='--([A-Z][A-Za-z]*)\.", README):     # --SandboxedExecute.timeout=60
+        assert setting in {'SandboxedExecute'}, setting
+
+
+def test_every_page_the_readme_links_to_is_there():
+    for target in re.findall(r'\]\(([^)#]+)(?:#[^)]*)?\)', README):
+        if not target.startswith('http'):
+            assert (ROOT / target).exists(), target
