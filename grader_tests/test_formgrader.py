@@ -1,0 +1,98 @@
+"""formgrader, nbgrader's own web page for instructors, on a fresh checkout, clicked through in a real browser
+(Debian's chromium): generate the student version, Release it to the course's exchange, a student fetches and
+submits with nbgrader's commands, Collect, Autograde the submission (the course's sandbox and checker judge it),
+Generate feedback. The marks and the feedback page are those `make grade` gives the same answers."""
+import nbformat
+import pytest
+
+import test_browser
+from conftest import needs_sandbox
+from test_browser import ARTIFACTS, Server
+from test_hostile import ada, filled
+from test_nbgrader_tools import ASSIGNMENT, NOTEBOOK, checkout, log_of, prefixed_nbgrader, task_marks
+
+pytestmark = [pytest.mark.serial, needs_sandbox]
+browser, open_page = test_browser.browser, test_browser.open_page
+STUDENT = 'zoe'
+
+
+@pytest.fixture(scope='module')
+def formgrader(tmp_path_factory):
+    """A checkout with no gradebook and nothing submitted, and a Jupyter server (with nbgrader's extensions, as
+    the venv installs them) started in it."""
+    work = tmp_path_factory.mktemp('formgrader')
+    course = checkout(work / 'course', students=[])
+    server = Server(course, work)
+    try:
+        yield course, server
+    finally:
+        server.stop()
+
+
+def row(page, assignment):
+    return page.locator('#main-table tr').filter(has=page.locator('td.name', has_text=assignment))
+
+
+def click_and_confirm(page, link, success, timeout=120_000):
+    """Click a formgrader action and wait for its dialog; an error dialog fails the test with nbgrader's log."""
+    link.click()
+    page.wait_for_selector('#success-modal, #error-modal', state='visible', timeout=timeout)
+    if page.locator('#error-modal').count():
+        raise AssertionError(page.locator('#error-modal').inner_text())
+    assert success in page.locator('#success-modal').inner_text()
+    page.locator('#success-modal button', has_text='OK').click()
+    page.wait_for_selector('#success-modal', state='detached', timeout=10_000)
+
+
+def test_release_collect_autograde_and_feedback_in_formgrader(formgrader, open_page):
+    course, server = formgrader
+    page = open_page(1280, 800)
+    page.goto(f'{server.base}/formgrader/manage_assignments?token={server.token}', wait_until='domcontentloaded')
+    try:
+        assignment = row(page, ASSIGNMENT)
+        assignment.wait_for(timeout=60_000)
+        click_and_confirm(page, assignment.locator('td.assign a'),
+                          f"Successfully created the student version of '{ASSIGNMENT}'")
+        assert (course / 'release' / ASSIGNMENT / NOTEBOOK).exists() and (course / 'gradebook.db').exists()
+        click_and_confirm(page, row(page, ASSIGNMENT).locator('td.release a'), f"Successfully released '{ASSIGNMENT}'")
+        assert (course / 'exchange' / 'minimax' / 'outbound' / ASSIGNMENT / NOTEBOOK).exists()
+
+        home = course.parent / STUDENT          # a student on the same machine, with nbgrader's own commands
+        home.mkdir()
+        student = [f'--Exchange.root={course / "exchange"}', '--CourseDirectory.course_id=minimax']
+        fetched = prefixed_nbgrader(home, course, 'fetch_assignment', ASSIGNMENT, *student)
+        assert fetched.returncode == 0, log_of(fetched)[-2000:]
+        nbformat.write(filled(*ada()), home / ASSIGNMENT / NOTEBOOK)
+        submitted = prefixed_nbgrader(home, course, 'submit', ASSIGNMENT, *student,
+                                      f'--CourseDirectory.student_id={STUDENT}')
+        assert submitted.returncode == 0, log_of(submitted)[-2000:]
+
+        page.reload(wait_until='domcontentloaded')
+        row(page, ASSIGNMENT).wait_for(timeout=60_000)
+        click_and_confirm(page, row(page, ASSIGNMENT).locator('td.collect a'),
+                          f"Successfully collected submissions of '{ASSIGNMENT}'")
+        assert (course / 'submitted' / STUDENT / ASSIGNMENT / NOTEBOOK).exists()
+
+        page.goto(f'{server.base}/formgrader/manage_submissions/{ASSIGNMENT}?token={server.token}',
+                  wait_until='domcontentloaded')
+        submission = page.locator('#main-table tr').filter(
+            has=page.locator('td.student-id', has_text=STUDENT))
+        submission.wait_for(timeout=60_000)
+        click_and_confirm(page, submission.locator('td.autograde a'),
+                          f"Successfully autograded '{ASSIGNMENT}' for student '{STUDENT}'", timeout=300_000)
+        assert task_marks(course) == {STUDENT: (1, 3, 2, 1, 3, 2)}
+        page.reload(wait_until='domcontentloaded')
+        page.wait_for_function("() => /12 \\/ 12/.test(document.querySelector('#main-table').innerText)",
+                               timeout=60_000)
+
+        page.goto(f'{server.base}/formgrader/manage_assignments?token={server.token}', wait_until='domcontentloaded')
+        row(page, ASSIGNMENT).wait_for(timeout=60_000)
+        click_and_confirm(page, row(page, ASSIGNMENT).locator('td.generate-feedback a'),
+                          f"Successfully generated feedback of '{ASSIGNMENT}'", timeout=300_000)
+        feedback = course / 'feedback' / STUDENT / ASSIGNMENT / f'{ASSIGNMENT}.html'
+        assert feedback.exists()
+        text = feedback.read_text()
+        assert 'Score: 12.0 / 12.0' in text and 'BEGIN HIDDEN TESTS' not in text
+    finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / 'formgrader-end.png'), full_page=True)
