@@ -13,22 +13,22 @@ from coursetools.game import oracle
 
 ASSIGNMENT = 'alpha_beta'
 SOURCE = ROOT / 'source' / ASSIGNMENT
-TASKS = ('score_counted', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games', 'reachable',
-         'canonical')
-MAXIMA = (2, 4, 2, 1, 2, 1, 1, 1)
+TASKS = ('score_counted', 'hand_trace', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games',
+         'reachable', 'canonical')
+MAXIMA = (2, 1, 4, 2, 1, 2, 1, 1, 1)
 # student: marks per task, in TASKS order; the reasons are the header comments in demo_class/alpha_beta/<student>.py
 EXPECTED = {
-    'ada': (2, 4, 2, 1, 2, 1, 1, 1),   # correct
-    'ben': (2, 4, 2, 1, 2, 1, 1, 1),   # correct but slow (deep copies, reachable visits every path)
-    'cat': (1, 4, 2, 1, 2, 1, 1, 1),   # finished boards counted as 0 positions
-    'dan': (2, 3, 2, 1, 2, 1, 1, 1),   # cuts at alpha > beta: prunes, but not by the convention
-    'eve': (2, 3, 1, 1, 2, 1, 1, 1),   # >= keeps a later, possibly worse move; memo in a global dict
-    'fay': (2, 2, 2, 0, 2, 1, 1, 1),   # alphabeta never prunes; evaluate guesses finished boards too
-    'gus': (2, 4, 2, 1, 1, 0, 1, 1),   # no heuristic at the horizon; count_games returns a dict
-    'hal': (2, 4, 2, 1, 2, 1, 0, 0),   # reachable returns a list; canonical forgets mirror images
-    'ivy': (1, 4, 2, 1, 2, 0, 1, 1),   # counts only finished boards; draws counted as o wins
-    'jon': (1, 4, 1, 1, 2, 1, 1, 1),   # global running counter; memo stores unfinished boards only
-    'max': (0, 0, 0, 0, 0, 0, 0, 0),   # submitted the release untouched
+    'ada': (2, 1, 4, 2, 1, 2, 1, 1, 1),   # correct
+    'ben': (2, 1, 4, 2, 1, 2, 1, 1, 1),   # correct but slow (deep copies, reachable visits every path)
+    'cat': (1, 1, 4, 2, 1, 2, 1, 1, 1),   # finished boards counted as 0 positions
+    'dan': (2, 1, 3, 2, 1, 2, 1, 1, 1),   # cuts at alpha > beta: prunes, but not by the convention
+    'eve': (2, 1, 3, 1, 1, 2, 1, 1, 1),   # >= keeps a later, possibly worse move; memo in a global dict
+    'fay': (2, 1, 2, 2, 0, 2, 1, 1, 1),   # alphabeta never prunes; evaluate guesses finished boards too
+    'gus': (2, 1, 4, 2, 1, 1, 0, 1, 1),   # no heuristic at the horizon; count_games returns a dict
+    'hal': (2, 1, 4, 2, 1, 2, 1, 0, 0),   # reachable returns a list; canonical forgets mirror images
+    'ivy': (1, 0, 4, 2, 1, 2, 0, 1, 1),   # counts only finished boards; draws counted as o wins (hand trace too)
+    'jon': (1, 1, 4, 1, 1, 2, 1, 1, 1),   # global running counter; memo stores unfinished boards only
+    'max': (0, 0, 0, 0, 0, 0, 0, 0, 0),   # submitted the release untouched
 }
 
 
@@ -88,7 +88,7 @@ def test_restart_and_run_all_passes_every_test(tmp_path):
     nb, errors = run_all(SOURCE, f'{ASSIGNMENT}.ipynb', tmp_path / 'nb')
     assert not errors
     tests = [cell for cell in nb.cells if cell.metadata.get('nbgrader', {}).get('grade')]
-    assert sum(cell.metadata.nbgrader.points for cell in tests) == 14
+    assert sum(cell.metadata.nbgrader.points for cell in tests) == 15
     assert {cell.id.split('-', 1)[0] for cell in tests} == set(TASKS)
     table = ''.join(o.text for o in next(c for c in nb.cells if c.id == 'comparison-table').outputs if 'text' in o)
     for row in ('plain minimax', '549,946', 'alpha-beta', '18,297', 'memoized minimax', '16,168', 'depth 2'):
@@ -137,4 +137,4 @@ def test_one_mistake_costs_the_right_cell(graded):
 
 def test_grading_prints_the_table(graded):
     _, result = graded
-    assert 'alpha_beta' in result.stdout and '/14' in result.stdout
+    assert 'alpha_beta' in result.stdout and '/15' in result.stdout

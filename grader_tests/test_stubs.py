@@ -40,12 +40,13 @@ SIGNATURES = {
         'count_games': ('state, player', '0, 0, 0'),
         'reachable': ('state, player', 'set()'),
         'canonical': ('state', 'EMPTY_BOARD'),
+        'hand_trace': ('', '0, 0, 0'),
     },
 }
 MAXIMA = {
     'noughts_and_crosses': {'print_state': 1, 'score_end': 3, 'play': 2, 'moves': 1, 'score': 3, 'perfect_game': 2},
-    'alpha_beta': {'score_counted': 2, 'alphabeta': 4, 'score_memo': 2, 'evaluate': 1, 'score_depth': 2,
-                   'count_games': 1, 'reachable': 1, 'canonical': 1},
+    'alpha_beta': {'score_counted': 2, 'hand_trace': 1, 'alphabeta': 4, 'score_memo': 2, 'evaluate': 1,
+                   'score_depth': 2, 'count_games': 1, 'reachable': 1, 'canonical': 1},
 }
 # The functions stubbed together in one notebook: tasks whose marks do not depend on each other (each is tested
 # with correct versions of the others). perfect_game plays with the student's own functions, so it loses its
@@ -54,7 +55,7 @@ MAXIMA = {
 GROUPS = {
     'noughts_and_crosses': (('print_state', 'play', 'score'), ('score_end', 'moves', 'perfect_game')),
     'alpha_beta': (('score_counted', 'score_memo', 'score_depth', 'reachable'),
-                   ('alphabeta', 'evaluate', 'count_games', 'canonical')),
+                   ('alphabeta', 'evaluate', 'count_games', 'canonical', 'hand_trace')),
 }
 
 

@@ -32,18 +32,27 @@ from coursetools.checks.references import (every_board, every_position, reachabl
                                            reference_score_memo)
 
 GIVEN = ('print_state', 'score_end', 'play', 'moves', 'score', 'other')
-FUNCTIONS = ('score_counted', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games', 'reachable',
-             'canonical')
+FUNCTIONS = ('score_counted', 'hand_trace', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games',
+             'reachable', 'canonical')
 MEMOIZED = ('score_counted', 'score_depth', 'count_games')
 INF = math.inf
 
 
 # --- reference versions, used while another function is under test -------------------------------------
 
+TRACE_BOARD = ((' ', ' ', 'x'), ('x', ' ', 'o'), ('o', 'o', 'x'))     # the small tree traced by hand, x to move
+
+
+def reference_hand_trace():
+    """The minimax value of each of x's moves on TRACE_BOARD, in the order moves() lists them."""
+    return tuple(oracle.value(oracle.place(TRACE_BOARD, row, col, 'x'), 'o')
+                 for row, col in oracle.empty_cells(TRACE_BOARD))
+
+
 REFERENCE = dict(base.REFERENCE, other=oracle.other, score_counted=reference_score_counted,
                  alphabeta=reference_alphabeta, score_memo=reference_score_memo, evaluate=analysis.evaluation,
                  score_depth=reference_score_depth, count_games=reference_count_games,
-                 reachable=reference_reachable, canonical=reference_canonical)
+                 reachable=reference_reachable, canonical=reference_canonical, hand_trace=reference_hand_trace)
 
 KERNEL_ANSWERS = dict(base.KERNEL_ANSWERS, other=(oracle.other, lambda: [('x',), ('o',)]),
                       lines=(reference_lines, every_position), evaluate=(analysis.evaluation, every_board))
@@ -57,6 +66,7 @@ KERNEL_CONTEXT = {
     'count_games': {'replace': _SEARCH, 'memoize': {'count_games': 'isolated'}},
     'reachable': {'replace': _SEARCH},
     'canonical': {},
+    'hand_trace': {},
 }
 
 
@@ -309,6 +319,21 @@ def score_depth_wins_and_blocks(score_depth):
             assert as_move(move) == cells[0], (
                 f'{call} chose {move!r}, but {oracle.other(player)} threatens to win at {cells[0]}: a search '
                 f'two moves deep should see it and block, on\n{picture(board)}')
+
+
+# --- before task 2: a small search traced by hand -------------------------------------------------------
+
+def hand_trace_values(hand_trace):
+    """The three values predicted for x's moves on TRACE_BOARD are minimax's."""
+    moves = oracle.empty_cells(TRACE_BOARD)
+    got = hand_trace()
+    assert isinstance(got, (tuple, list)) and len(got) == len(moves), (
+        f'hand_trace() returned {got!r}; it must return {len(moves)} values, one for each of x\'s moves '
+        f'{", ".join(map(str, moves))}, in that order')
+    for move, value, truth in zip(moves, got, reference_hand_trace()):
+        assert value == truth, (
+            f'Your value for x playing {move} is {value!r}, but minimax gives {truth}: trace o\'s replies to '
+            f'that move again (o takes the lowest value), from\n{picture(TRACE_BOARD)}')
 
 
 # --- task 5: count_games, reachable, canonical -------------------------------------------------------------

@@ -1,4 +1,4 @@
-# Correct, written as the workbook suggests. Expected: 14/14
+# Correct, written as the workbook suggests. Expected: 15/15
 # (score_counted 2, alphabeta 4, score_memo 2, evaluate 1, score_depth 2, count_games 1, reachable 1, canonical 1).
 # %% score_counted
 def score_counted(state, player):
@@ -109,3 +109,8 @@ def canonical(state):
         images += [state, mirror(state)]
         state = rotate(state)
     return min(images)
+
+# %% hand_trace
+def hand_trace():
+    """The values you worked out by hand for x's moves TRACE_MOVES on TRACE_BOARD, in that order (each +1, 0 or -1)."""
+    return (1, 0, 0)

@@ -1,6 +1,7 @@
 # score_counted counts only the finished boards (the leaves), not the positions on the way there: counts are
 # too small, values and moves are right (score_counted 1 of 2). count_games counts a draw as a win for o.
-# Expected: 12/14 (score_counted 1, count_games 0).
+# Her hand trace counts the drawn games as wins for o, so two of its values are -1: hand_trace 0.
+# Expected: 12/15 (score_counted 1, count_games 0, hand_trace 0).
 # %% score_counted
 def score_counted(state, player):
     """Plain minimax that also counts: return (value, best move or None, positions visited including state)."""
@@ -110,3 +111,8 @@ def canonical(state):
         images += [state, mirror(state)]
         state = rotate(state)
     return min(images)
+
+# %% hand_trace
+def hand_trace():
+    """The values you worked out by hand for x's moves TRACE_MOVES on TRACE_BOARD, in that order (each +1, 0 or -1)."""
+    return (1, -1, -1)

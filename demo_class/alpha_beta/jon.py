@@ -1,7 +1,7 @@
 # score_counted keeps its count in a global list and returns the running total, so the answer depends on
 # what ran before (every count after the first is wrong); values and moves are right: score_counted 1 of 2.
 # score_memo stores only unfinished boards, so after the search from the empty board the dictionary holds 4,520
-# entries, not 5,478; its values are right: score_memo 1 of 2. Expected: 12/14.
+# entries, not 5,478; its values are right: score_memo 1 of 2. Expected: 13/15.
 # %% score_counted
 VISITED = [0]
 
@@ -113,3 +113,8 @@ def canonical(state):
         images += [state, mirror(state)]
         state = rotate(state)
     return min(images)
+
+# %% hand_trace
+def hand_trace():
+    """The values you worked out by hand for x's moves TRACE_MOVES on TRACE_BOARD, in that order (each +1, 0 or -1)."""
+    return (1, 0, 0)
