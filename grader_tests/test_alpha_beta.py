@@ -60,6 +60,20 @@ def test_published_counts_are_true():
     assert analysis.symmetry_classes() == 765
 
 
+def test_the_hand_trace_counts_are_true():
+    """The hand-trace section's board, its values and the counts its prose gives, from the oracle."""
+    from coursetools.checks.alpha_beta import TRACE_BOARD, reference_hand_trace
+    nb = nbformat.read(SOURCE / f'{ASSIGNMENT}.ipynb', as_version=4)
+    cells = {cell.get('id'): cell.source for cell in nb.cells}
+    assert repr(TRACE_BOARD) in cells['trace-board'] and oracle.to_move(TRACE_BOARD) == 'x'
+    moves = oracle.empty_cells(TRACE_BOARD)
+    assert moves == [(0, 0), (0, 1), (1, 1)] and f'TRACE_MOVES = {moves}' in cells['trace-board']
+    assert reference_hand_trace() == (1, 0, 0) and 'return (1, 0, 0)' in cells['hand_trace']
+    assert oracle.search_tree_size(TRACE_BOARD, 'x') == 16 and analysis.alphabeta_visits(TRACE_BOARD, 'x') == (1, 12)
+    assert 'visits 16 positions here; the alpha-beta you are about to write visits 12' in ' '.join(
+        cells['hand-trace-reveal'].split())
+
+
 def test_reference_alphabeta_follows_the_stated_convention(ref):
     assert ref['count_calls'](ref['alphabeta'], oracle.EMPTY_BOARD, 'x', -math.inf, math.inf) == ((0, (0, 0)), 18297)
     for board in oracle.reachable_positions()[::37]:
