@@ -29,8 +29,9 @@ def formgrader(tmp_path_factory):
         server.stop()
 
 
-def row(page, assignment):
-    return page.locator('#main-table tr').filter(has=page.locator('td.name', has_text=assignment))
+def row(page, text, column='name'):
+    """The row of formgrader's table whose `column` cell shows `text`."""
+    return page.locator('#main-table tr').filter(has=page.locator(f'td.{column}', has_text=text))
 
 
 def click_and_confirm(page, link, success, timeout=120_000):
@@ -75,8 +76,7 @@ def test_release_collect_autograde_and_feedback_in_formgrader(formgrader, open_p
 
         page.goto(f'{server.base}/formgrader/manage_submissions/{ASSIGNMENT}?token={server.token}',
                   wait_until='domcontentloaded')
-        submission = page.locator('#main-table tr').filter(
-            has=page.locator('td.student-id', has_text=STUDENT))
+        submission = row(page, STUDENT, column='student-id')
         submission.wait_for(timeout=60_000)
         click_and_confirm(page, submission.locator('td.autograde a'),
                           f"Successfully autograded '{ASSIGNMENT}' for student '{STUDENT}'", timeout=300_000)
