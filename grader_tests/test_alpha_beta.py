@@ -13,11 +13,14 @@ from coursetools.game import oracle
 
 ASSIGNMENT = 'alpha_beta'
 SOURCE = ROOT / 'source' / ASSIGNMENT
-TASKS = ('score_counted', 'hand_trace', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'count_games',
-         'reachable', 'canonical')
-MAXIMA = (2, 1, 4, 2, 1, 2, 1, 1, 1)
-# student: marks per task, in TASKS order; the reasons are the header comments in demo_class/alpha_beta/<student>.py
-EXPECTED = {
+TASKS = ('score_counted', 'hand_trace', 'alphabeta', 'score_memo', 'evaluate', 'score_depth', 'perfect_opponent',
+         'count_games', 'reachable', 'canonical')
+WRITTEN = TASKS.index('perfect_opponent')     # marked by hand in formgrader: 0 for everyone until then
+WAITING = ('ada', 'ben', 'cat', 'dan')        # wrote an answer for a grader; the others left it blank (0, by nbgrader)
+MAXIMA = (2, 1, 4, 2, 1, 2, 2, 1, 1, 1)
+# student: autograded marks per task, in TASKS order without the written one; the reasons are the header comments
+# in demo_class/alpha_beta/<student>.py
+AUTOGRADED = {
     'ada': (2, 1, 4, 2, 1, 2, 1, 1, 1),   # correct
     'ben': (2, 1, 4, 2, 1, 2, 1, 1, 1),   # correct but slow (deep copies, reachable visits every path)
     'cat': (1, 1, 4, 2, 1, 2, 1, 1, 1),   # finished boards counted as 0 positions
@@ -30,6 +33,7 @@ EXPECTED = {
     'jon': (1, 1, 4, 1, 1, 2, 1, 1, 1),   # global running counter; memo stores unfinished boards only
     'max': (0, 0, 0, 0, 0, 0, 0, 0, 0),   # submitted the release untouched
 }
+EXPECTED = {student: row[:WRITTEN] + (0,) + row[WRITTEN:] for student, row in AUTOGRADED.items()}
 
 
 def reference_functions():
@@ -102,7 +106,8 @@ def test_restart_and_run_all_passes_every_test(tmp_path):
     nb, errors = run_all(SOURCE, f'{ASSIGNMENT}.ipynb', tmp_path / 'nb')
     assert not errors
     tests = [cell for cell in nb.cells if cell.metadata.get('nbgrader', {}).get('grade')]
-    assert sum(cell.metadata.nbgrader.points for cell in tests) == 15
+    assert sum(cell.metadata.nbgrader.points for cell in tests) == 17
+    assert [cell.cell_type for cell in tests if cell.id == 'perfect_opponent'] == ['markdown']
     assert {cell.id.split('-', 1)[0] for cell in tests} == set(TASKS)
     table = ''.join(o.text for o in next(c for c in nb.cells if c.id == 'comparison-table').outputs if 'text' in o)
     for row in ('plain minimax', '549,946', 'alpha-beta', '18,297', 'memoized minimax', '16,168', 'depth 2'):
@@ -122,9 +127,10 @@ def graded(graded_class):
 def test_demo_class_is_large_and_covers_every_task():
     assert len(EXPECTED) >= 8
     full = EXPECTED['ada']
-    assert full == MAXIMA and EXPECTED['ben'] == MAXIMA
+    assert full == MAXIMA[:WRITTEN] + (0,) + MAXIMA[WRITTEN + 1:] and EXPECTED['ben'] == full
     for task in range(len(TASKS)):
-        assert any(row[task] < full[task] for student, row in EXPECTED.items() if student != 'max'), TASKS[task]
+        if task != WRITTEN:
+            assert any(row[task] < full[task] for student, row in EXPECTED.items() if student != 'max'), TASKS[task]
 
 
 def test_every_student_gets_the_marks_they_deserve(graded):
@@ -151,4 +157,8 @@ def test_one_mistake_costs_the_right_cell(graded):
 
 def test_grading_prints_the_table(graded):
     _, result = graded
-    assert 'alpha_beta' in result.stdout and '/15' in result.stdout
+    assert 'alpha_beta' in result.stdout and '/17' in result.stdout
+    table = result.stdout.split('\nalpha_beta\n', 1)[1]
+    shown = {line.split()[0]: line.split()[WRITTEN + 1] for line in table.splitlines()[2:2 + len(EXPECTED)]}
+    assert shown == {student: '?' if student in WAITING else '0' for student in EXPECTED}, table
+    assert f'counted as 0 in the total until it is: {len(WAITING)} students.' in table

@@ -35,13 +35,16 @@ def test_release_is_in_sync_with_source(tmp_path, assignment):
 
 
 def secrets(assignment):
-    """Every non-trivial line of solution code and hidden tests in the source notebook."""
+    """Every non-trivial line of solution code, hidden tests and written model answers (a Markdown solution cell,
+    which the release replaces whole) in the source notebook."""
     nb = nbformat.read(ROOT / 'source' / assignment / f'{assignment}.ipynb', as_version=4)
     hidden, public = set(), set()
     for cell in nb.cells:
-        for block in SOLUTION.findall(cell.source) + HIDDEN.findall(cell.source):
+        written = cell.cell_type == 'markdown' and cell.metadata.get('nbgrader', {}).get('solution')
+        for block in SOLUTION.findall(cell.source) + HIDDEN.findall(cell.source) + ([cell.source] if written else []):
             hidden.update(line.strip() for line in block.splitlines() if len(line.strip()) > 12)
-        public.update(line.strip() for line in HIDDEN.sub('', SOLUTION.sub('', cell.source)).splitlines())
+        if not written:
+            public.update(line.strip() for line in HIDDEN.sub('', SOLUTION.sub('', cell.source)).splitlines())
     return hidden - public  # a line the students are shown elsewhere anyway is no secret
 
 
@@ -65,9 +68,14 @@ def test_release_keeps_the_stubs_and_visible_tests(assignment):
     tests = [c for c in nb.cells if c.metadata.get('nbgrader', {}).get('grade')]
     assert solutions and tests
     for cell in solutions:
+        if cell.cell_type == 'markdown':                  # a written answer
+            assert cell.source == 'YOUR ANSWER HERE' and cell.metadata.nbgrader.grade, cell.id
+            continue
         assert re.search(r'^def \w+\(.*\):\n    """', cell.source, re.M), f'{cell.id} lost its def line or docstring'
         assert 'raise NotImplementedError()' in cell.source
     for cell in tests:
+        if cell.cell_type == 'markdown':
+            continue
         assert 'assert' in cell.source, f'test cell {cell.id} has no visible test'
 
 

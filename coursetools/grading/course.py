@@ -14,6 +14,17 @@ ATTENTION_ERRORS = {'CellTimeoutError': 'timeout', 'KernelDied': 'kernel death',
 CONFIG = 'nbgrader_config.py'
 
 
+def hand_marked(grade) -> str | None:
+    """For a gradebook grade (nbgrader's `Grade`) that no person has marked: 'waiting' when only a person can mark it
+    (a written answer that was answered), 'unanswered' for a written answer handed in as released (nbgrader scores it
+    0 itself); None otherwise."""
+    if grade.manual_score is not None:
+        return None
+    if grade.auto_score is None:
+        return 'waiting'
+    return 'unanswered' if grade.cell.cell_type == 'markdown' else None
+
+
 def task_of(grade_id: str) -> str:
     """The task a test cell checks: a test cell's grade_id is `<function>-<check>` (`score_end-diagonals`), and
     the task is the function the student writes in the solution cell of that name."""

@@ -27,9 +27,10 @@ import re
 import jinja2
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
+from nbgrader.api import Gradebook, MissingEntry
 
 from coursetools.grading.adapters import FeedbackHTMLExporter
-from coursetools.grading.course import ATTENTION_ERRORS, task_of
+from coursetools.grading.course import ATTENTION_ERRORS, hand_marked, task_of
 from coursetools.judge import failures
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'templates')
@@ -37,7 +38,7 @@ TEMPLATE_FILE = 'feedback_page.html.j2'
 MESSAGE_CHARS = 160         # of a failure's message, in the summary
 ANSI_CODE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 HEADING = re.compile(r'^#{1,2}\s+(.+?)\s*$', re.M)      # a task's heading: '## Task 2: ...'
-MARKS = re.compile(r'\s*\((?:\d+|no) marks?\)\s*$')
+MARKS = re.compile(r'\s*\((?:\d+|no) marks?(?:, [^)]*)?\)\s*$')
 FRAME = re.compile(r'File "([^"\n]+)", line (\d+), in [^\n]*\n[ \t]+([^\n]*)')
 
 #: what each outcome of a check is called on the page, and a sentence for the student about it
@@ -49,7 +50,13 @@ LABELS = {
                                      'message says what it checked.'),
     'unfinished': ('Did not finish', 'This check stopped before it could decide; the message says why.'),
     'failed': ('Failed', 'This check did not pass.'),
+    'waiting': ('Waiting for a grader', 'A person marks this written answer by hand; its marks are added to your '
+                                        'score when they have.'),
 }
+LABELS['marked'] = ('Marked by hand', "A grader read this answer and gave these marks; the grader's comment, if "
+                                     'any, is under the answer.')
+LABELS['unanswered'] = ('No answer', 'This answer was handed in as it was released, so it earns no marks.')
+WAITING_COMMENT = 'Not marked yet: a grader reads this answer after the autograder has run.'
 
 
 class FeedbackPage(Preprocessor):
@@ -60,13 +67,26 @@ class FeedbackPage(Preprocessor):
     enabled = True
 
     def preprocess(self, nb, resources):
-        resources['feedback_page'] = page_of(nb)
+        resources['feedback_page'] = page_of(nb, written_answers(resources.get('nbgrader') or {}))
         return nb, resources
 
 
-def page_of(nb) -> dict:
-    """{'tasks': [task], 'checks': {grade_id: check}, 'summary': [first failure of each task that lost marks]}
-    for a graded notebook (scores in its cells' metadata); tracebacks get the student's cell names."""
+def written_answers(info) -> dict:
+    """{grade_id: 'waiting' or 'unanswered'} for the submission's written answers no person has marked yet
+    (`course.hand_marked`), from the gradebook named in nbgrader's resources."""
+    try:
+        with Gradebook(info['db_url']) as gradebook:
+            notebook = gradebook.find_submission_notebook(info['notebook'], info['assignment'], info['student'])
+            return {grade.name: hand_marked(grade) for grade in notebook.grades if hand_marked(grade)}
+    except (KeyError, MissingEntry):
+        return {}
+
+
+def page_of(nb, by_hand=None) -> dict:
+    """{'tasks': [task], 'checks': {grade_id: check}, 'summary': [first failure of each task that lost marks],
+    'waiting': marks still to be given by hand} for a graded notebook (scores in its cells' metadata); `by_hand`:
+    the states of its written answers (`written_answers`). Tracebacks get the student's cell names."""
+    by_hand = by_hand or {}
     name_cells_in_tracebacks(nb)
     titles = task_titles(nb)
     tasks, checks = {}, {}
@@ -74,33 +94,41 @@ def page_of(nb) -> dict:
         meta = cell.metadata.get('nbgrader') or {}
         if not meta.get('grade') or not meta.get('grade_id'):
             continue
-        check = check_of(cell, meta)
+        check = check_of(cell, meta, by_hand.get(meta['grade_id']))
+        if check['outcome'] == 'waiting' and not meta.get('comment'):
+            meta['comment'] = WAITING_COMMENT
         checks[check['grade_id']] = check
         task = tasks.setdefault(check['task'], new_task(check['task'], titles.get(check['task'], '')))
         task['checks'].append(check)
         task['score'] += check['score']
         task['points'] += check['points']
+        task['waiting'] += check['points'] if check['outcome'] == 'waiting' else 0
     for task in tasks.values():
-        task['lost'] = task['points'] - task['score']
-    summary = [dict(task=task, first=next(c for c in task['checks'] if c['outcome'] != 'passed'))
-               for task in tasks.values() if any(c['outcome'] != 'passed' for c in task['checks'])]
+        task['lost'] = task['points'] - task['score'] - task['waiting']
+    failed = {name: [c for c in task['checks'] if c['outcome'] not in ('passed', 'waiting')]
+              for name, task in tasks.items()}
+    summary = [dict(task=task, first=failed[name][0]) for name, task in tasks.items() if failed[name]]
     return {'tasks': list(tasks.values()), 'checks': checks, 'summary': summary,
+            'waiting': sum(task['waiting'] for task in tasks.values()),
             'anchors': {name: task['anchor'] for name, task in tasks.items()}}
 
 
 def new_task(name, title):
-    return {'name': name, 'title': title, 'anchor': f'task-{name}', 'checks': [], 'score': 0.0, 'points': 0.0}
+    return {'name': name, 'title': title, 'anchor': f'task-{name}', 'checks': [], 'score': 0.0, 'points': 0.0,
+            'waiting': 0.0}
 
 
-def check_of(cell, meta) -> dict:
-    """One graded cell as the page shows it: its task and part, score, outcome, label and first message line."""
+def check_of(cell, meta, by_hand=None) -> dict:
+    """One graded cell as the page shows it: its task and part, score, outcome, label and first message line;
+    `by_hand`: 'waiting' or 'unanswered' for a written answer no person has marked (`written_answers`)."""
     grade_id = meta['grade_id']
     is_test = cell.cell_type == 'code' and not meta.get('solution')
     task = task_of(grade_id) if is_test else grade_id
     part = grade_id[len(task) + 1:].replace('-', ' ').replace('_', ' ') if is_test else 'your answer'
     score, points = float(meta.get('score') or 0), float(meta.get('points') or 0)
     error = first_error(cell)
-    outcome = 'passed' if score >= points else outcome_of(error)
+    outcome = (by_hand if by_hand == 'waiting' else 'passed' if score >= points else by_hand or
+               ('marked' if cell.cell_type == 'markdown' else outcome_of(error)))
     label, why = LABELS[outcome]
     return {'grade_id': grade_id, 'task': task, 'part': part or grade_id, 'score': score, 'points': points,
             'outcome': outcome, 'label': label, 'why': why, 'message': one_line(error) if error else ''}
@@ -143,7 +171,7 @@ def task_titles(nb) -> dict:
             found = HEADING.findall(cell.source)
             heading = MARKS.sub('', found[-1]) if found else heading
         meta = cell.metadata.get('nbgrader') or {}
-        if cell.cell_type == 'code' and meta.get('solution') and meta.get('grade_id'):
+        if meta.get('solution') and meta.get('grade_id'):
             titles[meta['grade_id']] = heading
     return titles
 

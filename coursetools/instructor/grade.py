@@ -223,22 +223,17 @@ def grade_each(course, selection, phases, helpers, reports, db, options, sequent
     return runs
 
 
-def to_grade(course, assignments, students, force, db, options):
-    """{assignment: the students to grade (None: all)}: `students` if given; else, unless `force`, only the
-    submissions that changed since they were last graded (`coursetools.instructor.unchanged`), saying so."""
-    selection = {}
-    for assignment in assignments:
-        if students is not None or force:
-            selection[assignment] = students
-            continue
-        changed = unchanged.changed_students(course, assignment, db or course.db_url, options, db)
-        skipped = len(course.students(assignment)) - len(changed)
-        if skipped:
-            print(f'{assignment}: {skipped} of {skipped + len(changed)} submissions unchanged since they were graded: '
-                  f'not graded again (--force grades them again).', flush=True)
-        if changed:
-            selection[assignment] = changed if skipped else None
-    return selection
+def write_remarked(course, remarked, phases, helpers, reports, db):
+    """New feedback and reports for the submissions of `remarked` ({assignment: students}, `to_remark`)."""
+    for assignment, students in remarked.items():
+        with phases.start(f'{assignment}: feedback'):
+            print(f'== {assignment}: feedback (marks given by hand)', flush=True)
+            with commands.Feedback(course, assignment, len(students), db=db, forked=helpers) as feedback:
+                feedback.run(students)
+            unchanged.remember(course, assignment, students, db=db, files=False)
+        if assignment not in reports:
+            reports[assignment] = (commands.Report(course, assignment, db or course.db_url, helpers),
+                                   compare_submissions(course, assignment))
 
 
 def grade(course, assignment_ids=None, db=None, options=(), sequential=False, students=None, force=False,
@@ -263,7 +258,8 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
             raise SystemExit(f'No submission from {", ".join(missing)} in {course.submitted} for '
                              f'{", ".join(wanted)}.')
     shown = [a for a in wanted if any(students is None or s in students for s in course.students(a))]
-    selection = to_grade(course, shown, students, force, db, options)
+    selection = unchanged.to_grade(course, shown, students, force, db, options)
+    remarked = unchanged.to_remark(course, shown, selection, db)
     graded = list(selection)
     empty = [a for a in wanted if not course.students(a)]
     if empty:
@@ -276,13 +272,15 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     reports = {}
     try:
         runs = grade_each(course, selection, phases, helpers, reports, db, options, sequential, settings)
-        if graded:
+        write_remarked(course, remarked, phases, helpers, reports, db)
+        if graded or remarked:
             with phases.start('export'):
                 export(course, db=db)
                 lms_line = roster.exported_line(*roster.export(course.root, course.assignments(), db or course.db_url))
         for assignment in shown:
             print(f'\n{assignment}')
-            print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment)))
+            print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment),
+                                     marks.written_answers(db or course.db_url, assignment)))
             if assignment in reports:
                 with phases.start('reports'):
                     print(f'Report: {reports[assignment][0].path()}')
@@ -290,7 +288,7 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     finally:
         if helpers is not None:
             helpers.close()
-    if graded:
+    if graded or remarked:
         print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
         print(lms_line)
     print('\nTime taken:')

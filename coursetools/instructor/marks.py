@@ -7,7 +7,7 @@ import sys
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from coursetools.grading.course import task_of
+from coursetools.grading.course import hand_marked, task_of
 
 
 def marks_by_task(db_url, assignment):
@@ -28,6 +28,19 @@ def marks_by_task(db_url, assignment):
                     row[task_of(grade.cell.name)] += grade.score
             table[student] = row
     return table, maxima
+
+
+def written_answers(db_url, assignment, state='waiting'):
+    """{student: {grade_id: points}} of the written answers in `state` (`course.hand_marked`): 'waiting' for a
+    grader (they count as 0 in every total until a grader marks them in formgrader), or 'unanswered'."""
+    found = {}
+    with Gradebook(db_url) as gradebook:
+        for submission in gradebook.assignment_submissions(assignment):
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    if hand_marked(grade) == state:
+                        found.setdefault(submission.student_id, {})[grade.cell.name] = grade.max_score
+    return found
 
 
 def marks_by_cell(db_url, assignment, student):
@@ -72,7 +85,10 @@ def record_zero(db_url, assignment, students, staging):
             gradebook.db.commit()
 
 
-def format_table(table, maxima):
+def format_table(table, maxima, waiting=None):
+    """The marks table `make grade` prints; a task whose answer still waits for a grader (`written_answers`) shows
+    '?', explained under the table."""
+    waiting = {student: {task_of(grade_id) for grade_id in cells} for student, cells in (waiting or {}).items()}
     tasks = list(maxima)
     width = max([len('student')] + [len(s) for s in table])
     header = ['student'.ljust(width)] + [t.rjust(max(len(t), 5)) for t in tasks] + ['total'.rjust(7)]
@@ -80,11 +96,16 @@ def format_table(table, maxima):
     lines.append('  '.join([' ' * width] + [f'/{maxima[t]:g}'.rjust(max(len(t), 5)) for t in tasks] +
                            [f'/{sum(maxima.values()):g}'.rjust(7)]))
     for student, row in table.items():
-        cells = [f'{row[t]:g}'.rjust(max(len(t), 5)) for t in tasks]
+        shown = {t: '?' if t in waiting.get(student, {}) and not row[t] else f'{row[t]:g}' for t in tasks}
+        cells = [shown[t].rjust(max(len(t), 5)) for t in tasks]
         lines.append('  '.join([student.ljust(width)] + cells + [f'{sum(row.values()):g}'.rjust(7)]))
+    unmarked = sorted(student for student in waiting if student in table)
+    if unmarked:
+        lines.append(f'? a written answer still to be marked by hand (formgrader, Manual Grading), counted as 0 in the '
+                     f'total until it is: {len(unmarked)} student{"s" * (len(unmarked) != 1)}.')
     return '\n'.join(lines)
 
 
 if __name__ == '__main__':
     db_url, assignment = sys.argv[1], sys.argv[2]
-    print(format_table(*marks_by_task(db_url, assignment)))
+    print(format_table(*marks_by_task(db_url, assignment), written_answers(db_url, assignment)))

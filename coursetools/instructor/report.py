@@ -89,6 +89,8 @@ def gather(course, assignment, db_url):
     course = pathlib.Path(course)
     notebooks, cells, scores, late = marks.scores_by_cell(db_url, assignment)
     table, maxima = marks.marks_by_task(db_url, assignment)
+    waiting = marks.written_answers(db_url, assignment)
+    unanswered = marks.written_answers(db_url, assignment, 'unanswered')
     problems = collections.defaultdict(list)
     failures = collections.defaultdict(dict)   # grade_id: {student: message}
     status, status_problem = read_status(course / 'reports' / f'{assignment}-status.json')
@@ -128,9 +130,11 @@ def gather(course, assignment, db_url):
                 problems[student].append(f'{PROBLEM_ERRORS[ename]} in {grade_id}')
             problems[student].extend(note for note in notes if note not in problems[student])
         for grade_id, maximum in cells.items():
-            if scores[student].get(grade_id, 0) < maximum:
+            if scores[student].get(grade_id, 0) < maximum and grade_id not in waiting.get(student, {}):
                 outputs = errors.get(grade_id, [])
-                failures[grade_id][student] = error_message(outputs[-1]) if outputs else '(no error message)'
+                failures[grade_id][student] = (error_message(outputs[-1]) if outputs else
+                                               'no answer (a written answer handed in as released)'
+                                               if grade_id in unanswered.get(student, {}) else '(no error message)')
         total = sum(table.get(student, {}).values())
         if total == 0:
             problems[student].insert(0, '0 marks in total')
@@ -149,6 +153,7 @@ def gather(course, assignment, db_url):
     return dict(assignment=assignment, table=table, maxima=maxima, failed=failed,
                 problems={s: problems[s] for s in sorted(problems) if problems[s]},
                 status_problem=status_problem, graded=len(scores),
+                waiting={student: sorted(cells) for student, cells in waiting.items() if student in table},
                 similarity=similar.name if similar.exists() else None)
 
 
@@ -221,6 +226,10 @@ def render(data):
     if data.get('similarity'):
         parts.append(f'<p class="meta">Code shared between submissions: <a class="similarity" '
                      f'href="{_e(data["similarity"])}">the similarity report</a>.</p>')
+    if data.get('waiting'):
+        count = len(data['waiting'])
+        parts.append(f'<p class="meta waiting">{count} student{"s" * (count != 1)} with a written answer still to be '
+                     'marked by hand (formgrader, Manual Grading): it counts as 0 in these marks until it is.</p>')
     if data.get('status_problem'):
         parts.append(f'<p class="warning">{_e(data["status_problem"])}</p>')
 

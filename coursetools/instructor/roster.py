@@ -148,8 +148,9 @@ def scores(db_url, assignment):
 # ---------------------------------------------------------------------------------------------------- LMS files
 
 def _number(value):
-    """A score as the LMS reads it: '.' for the decimal point, no needless zeros (11, 10.5)."""
-    return f'{value:g}'
+    """A score as the LMS reads it: '.' for the decimal point, no needless zeros (11, 10.5); None (not marked
+    yet) as an empty cell, which leaves that student without a grade there."""
+    return '' if value is None else f'{value:g}'
 
 
 def canvas_rows(assignment, column, graded, maximum, roster):
@@ -184,31 +185,37 @@ def _write(path, rows):
 
 def export(course, assignments, db_url):
     """grades-canvas.csv and grades-moodle.csv in the course folder, one grade column per assignment, for the
-    roster's students. Returns (paths, [students graded but missing from the roster]); without a roster, nothing."""
+    roster's students. A student with a written answer nobody has marked yet gets an empty cell, not a partial mark
+    that would look final. Returns (paths, [students graded but missing from the roster], [students left empty]);
+    without a roster, nothing."""
     from nbgrader.api import MissingEntry
+    from coursetools.instructor.marks import written_answers
     course = pathlib.Path(course)
     term = settings(course)
     roster = read_roster(course / term.roster)
     if not roster:
-        return [], []
-    canvas, moodle, missing = None, None, set()
+        return [], [], []
+    canvas, moodle, missing, unmarked = None, None, set(), set()
     for assignment in assignments:
         try:
             graded, maximum = scores(db_url, assignment)
         except MissingEntry:            # not in the gradebook: never graded
             continue
         missing |= set(submitted_students(db_url, assignment)) - set(roster)
+        waiting = set(written_answers(db_url, assignment)) & set(roster)
+        graded = {student: None if student in waiting else score for student, score in graded.items()}
+        unmarked |= waiting
         column = term.lms_names.get(assignment, assignment)
         extra_canvas = canvas_rows(assignment, column, graded, maximum, roster)
         extra_moodle = moodle_rows(assignment, column, graded, roster)
         canvas = extra_canvas if canvas is None else [a + b[-1:] for a, b in zip(canvas, extra_canvas)]
         moodle = extra_moodle if moodle is None else [a + b[-1:] for a, b in zip(moodle, extra_moodle)]
     if canvas is None:
-        return [], []
+        return [], [], []
     paths = [course / 'grades-canvas.csv', course / 'grades-moodle.csv']
     _write(paths[0], canvas)
     _write(paths[1], moodle)
-    return paths, sorted(missing)
+    return paths, sorted(missing), sorted(unmarked)
 
 
 def submitted_students(db_url, assignment):
@@ -235,17 +242,19 @@ def main(argv=None):
             roster = apply(course.root, assignment, db_url, course.students(assignment))
         print(f'{len(roster)} students from the roster; due dates and extensions set for {", ".join(assignments)}')
         return
-    paths, missing = export(course.root, assignments, db_url)
-    print(exported_line(paths, missing))
+    print(exported_line(*export(course.root, assignments, db_url)))
 
 
-def exported_line(paths, missing):
+def exported_line(paths, missing, unmarked=()):
     """What `make grade` prints about the LMS files."""
     if not paths:
         return 'LMS grade files: none written (no roster: docs/lms.md)'
     line = f'LMS grade files: {paths[0]}, {paths[1]}'
     if missing:
         line += f'\n  not in the roster, so left out of them: {", ".join(missing)}'
+    if unmarked:
+        line += (f'\n  left empty until their written answers are marked by hand (formgrader, Manual Grading; then '
+                 f'`make grade` again): {", ".join(unmarked)}')
     return line
 
 

@@ -1,7 +1,11 @@
 """Which submissions need grading again: `make grade` skips a submission whose files, and everything that decides
 its marks (the course's code, its notebooks and nbgrader settings, the options of the run), are exactly as they
 were when it was last graded, and which the gradebook and autograded/ still hold. `--force`, `--student` and
-`make clean` (which removes the record, `.grading/graded.json`) grade again regardless."""
+`make clean` (which removes the record, `.grading/graded.json`) grade again regardless.
+
+Marks given by hand in formgrader (a written answer, a grader's override or comment) change no file: a submission
+whose hand marks changed since its feedback was written gets new feedback, and the exports are written again, without
+being autograded again (`remarked_students`)."""
 import hashlib
 import json
 import pathlib
@@ -62,6 +66,32 @@ def changed_students(course: Course, assignment, db_url, options=(), db=None) ->
             or known.get(student) != submission_digest(course, assignment, student, grader)]
 
 
+HAND_MARKS = 'hand marks'     # the record's key for {assignment: {student: hand_marks_digest}}; no assignment's name
+
+
+def hand_marks(db_url, assignment) -> dict:
+    """{student: a hash of the marks and comments a person gave that submission in formgrader}."""
+    from nbgrader.api import Gradebook
+    digests = {}
+    with Gradebook(db_url) as gradebook:
+        for submission in gradebook.assignment_submissions(assignment):
+            given = sorted((grade.name, grade.manual_score, grade.extra_credit) for notebook in submission.notebooks
+                           for grade in notebook.grades)
+            given += sorted((comment.name, comment.manual_comment) for notebook in submission.notebooks
+                            for comment in notebook.comments)
+            digests[submission.student_id] = hashlib.sha256(json.dumps(given).encode()).hexdigest()
+    return digests
+
+
+def remarked_students(course: Course, assignment, db_url, graded) -> list:
+    """The students of `assignment`, other than `graded` (about to be graded anyway), whose hand marks changed since
+    their feedback was written."""
+    known = _read_record(course).get(HAND_MARKS, {}).get(assignment, {})
+    now = hand_marks(db_url, assignment)
+    return sorted(student for student in course.graded_students(assignment)
+                  if student not in graded and student in now and known.get(student) != now[student])
+
+
 def forget(course: Course, assignment, students=None):
     """Before grading `students` (None: all) again: a run stopped half-way leaves them to be graded next time."""
     record = _read_record(course)
@@ -71,13 +101,18 @@ def forget(course: Course, assignment, students=None):
     _write_record(course, record)
 
 
-def remember(course: Course, assignment, students, options=(), db=None):
-    """Record the submissions of `students` as graded now."""
-    grader = grader_digest(course, assignment, options, db)
+def remember(course: Course, assignment, students, options=(), db=None, files=True):
+    """Record the submissions of `students` as graded now, with the hand marks their feedback shows (only those,
+    if not `files`)."""
     record = _read_record(course)
-    graded = record.setdefault(assignment, {})
-    for student in students:
-        graded[student] = submission_digest(course, assignment, student, grader)
+    if files:
+        grader = grader_digest(course, assignment, options, db)
+        graded = record.setdefault(assignment, {})
+        for student in students:
+            graded[student] = submission_digest(course, assignment, student, grader)
+    now = hand_marks(db or course.db_url, assignment)
+    remarked = record.setdefault(HAND_MARKS, {}).setdefault(assignment, {})
+    remarked.update({student: now[student] for student in students if student in now})
     _write_record(course, record)
 
 
@@ -88,3 +123,37 @@ def _write_record(course: Course, record):
     partial = path.with_suffix('.partial')
     partial.write_text(json.dumps(record, indent=1, sort_keys=True))
     partial.replace(path)
+
+
+def to_grade(course, assignments, students, force, db, options):
+    """{assignment: the students to grade (None: all)}: `students` if given; else, unless `force`, only the
+    submissions that changed since they were last graded (`coursetools.instructor.unchanged`), saying so."""
+    selection = {}
+    for assignment in assignments:
+        if students is not None or force:
+            selection[assignment] = students
+            continue
+        changed = changed_students(course, assignment, db or course.db_url, options, db)
+        skipped = len(course.students(assignment)) - len(changed)
+        if skipped:
+            print(f'{assignment}: {skipped} of {skipped + len(changed)} submissions unchanged since they were graded: '
+                  f'not graded again (--force grades them again).', flush=True)
+        if changed:
+            selection[assignment] = changed if skipped else None
+    return selection
+
+
+def to_remark(course, assignments, selection, db):
+    """{assignment: students not about to be graded whose hand marks (formgrader) changed since their feedback was
+    written}, saying so."""
+    remarked = {}
+    for assignment in assignments:
+        if assignment in selection and selection[assignment] is None:
+            continue
+        students = remarked_students(course, assignment, db or course.db_url, selection.get(assignment) or ())
+        if students:
+            print(f'{assignment}: marks given by hand changed for {len(students)} submission'
+                  f'{"s" * (len(students) != 1)} since their feedback was written: new feedback, not graded again.',
+                  flush=True)
+            remarked[assignment] = students
+    return remarked

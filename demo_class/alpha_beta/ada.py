@@ -1,4 +1,4 @@
-# Correct, written as the workbook suggests. Expected: 15/15
+# Correct, written as the workbook suggests. Expected: 15/15 autograded; the written answer deserves 2/2 by hand.
 # (score_counted 2, alphabeta 4, score_memo 2, evaluate 1, score_depth 2, count_games 1, reachable 1, canonical 1).
 # %% score_counted
 def score_counted(state, player):
@@ -114,3 +114,13 @@ def canonical(state):
 def hand_trace():
     """The values you worked out by hand for x's moves TRACE_MOVES on TRACE_BOARD, in that order (each +1, 0 or -1)."""
     return (1, 0, 0)
+
+
+# %% perfect_opponent
+Minimax works out the value a player can force: assuming the opponent always replies as well as it can is the
+worst case, so any other reply can only leave me the same or better off. From the empty board that value is a draw,
+so a minimax player never loses a game of noughts and crosses, whoever it meets.
+
+The price is that it never plays for the opponent's mistakes. All moves with the same value look equal to it, so
+against the depth-1 player it may pick a quiet drawing move when another drawing move would set up a fork the weak
+player cannot see coming.

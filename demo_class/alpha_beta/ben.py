@@ -117,3 +117,12 @@ def canonical(state):
 def hand_trace():
     """The values you worked out by hand for x's moves TRACE_MOVES on TRACE_BOARD, in that order (each +1, 0 or -1)."""
     return (1, 0, 0)
+
+
+# %% perfect_opponent
+If I plan against the best possible reply, the value I get is a guarantee: a worse reply cannot push me lower.
+So I know for sure I will at least draw from the start.
+
+Against someone who makes mistakes it can be too cautious. It does not tell apart a safe move that gives the other
+player no chance to go wrong from an equally safe move that sets a trap, and it does not try to win games it could
+win against a weak player.

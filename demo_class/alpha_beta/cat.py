@@ -115,3 +115,8 @@ def canonical(state):
 def hand_trace():
     """The values you worked out by hand for x's moves TRACE_MOVES on TRACE_BOARD, in that order (each +1, 0 or -1)."""
     return (1, 0, 0)
+
+
+# %% perfect_opponent
+Because then the value is guaranteed: if the opponent plays worse, the result can only be better for us, so
+minimax never loses.

@@ -115,3 +115,7 @@ def canonical(state):
 def hand_trace():
     """The values you worked out by hand for x's moves TRACE_MOVES on TRACE_BOARD, in that order (each +1, 0 or -1)."""
     return (1, 0, 0)
+
+
+# %% perfect_opponent
+Minimax assumes the other player is perfect because it uses the other player's score function as well.
