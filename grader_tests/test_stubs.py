@@ -46,8 +46,8 @@ SIGNATURES = {
 MAXIMA = {
     'noughts_and_crosses': {'print_state': 1, 'score_end': 3, 'play': 2, 'moves': 1, 'score': 3, 'perfect_game': 2},
     'alpha_beta': {'score_counted': 2, 'hand_trace': 1, 'alphabeta': 4, 'score_memo': 2, 'evaluate': 1,
-                   'score_depth': 2, 'count_games': 1, 'reachable': 1, 'canonical': 1},
-}
+                   'score_depth': 2, 'perfect_opponent': 0, 'count_games': 1, 'reachable': 1, 'canonical': 1},
+}                   # perfect_opponent: the written answer (2 marks) waits for a grader, so 0 in every total
 # The functions stubbed together in one notebook: tasks whose marks do not depend on each other (each is tested
 # with correct versions of the others). perfect_game plays with the student's own functions, so it loses its
 # marks whenever any of them is a stub; it is stubbed itself only next to functions it does not need to be
