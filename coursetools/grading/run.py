@@ -69,27 +69,30 @@ def autograde(assignment, *, db_url=None, submitted_dir=None, students=None, sch
 
 
 def start(assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None, workers=None,
-          kernels=None, progress=True, options=(), stream=None) -> Run:
+          kernels=None, progress=True, options=(), stream=None, notebooks=None) -> Run:
     """An autograde run (the arguments of `autograde`) whose workers start now, in the background: the Dask
     cluster, and in each slot the kernels' fork server and the checker. `make grade` starts them before it
     releases the assignment and stages the submissions, which keep one core busy and leave the other idle.
     `run.run(notes, on_tail)` then grades, and begins to stop the workers in the background when the last
-    notebook is graded; `run.close()` waits until they have stopped (or stops them if `run` was never called)."""
-    return Run(assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, options, stream)
+    notebook is graded; `run.close()` waits until they have stopped (or stops them if `run` was never called).
+    `notebooks`: how many will be graded, if known: a LocalCluster starts no more slots than that."""
+    return Run(assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, options, stream,
+               notebooks)
 
 
 class Run:
     """One autograde run of one assignment (made by `start`)."""
 
     def __init__(self, assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, options,
-                 stream):
+                 stream, notebooks=None):
         self.assignment, self.students = assignment, students
         self.report = RunReport()
         self.pipeline = Pipeline.for_course(assignment, db_url=db_url, submitted_dir=submitted_dir,
                                             options=options, log_level=logging.ERROR)
         self.settings = Grading(config=self.pipeline.app.config)
         self.scheduler = scheduler if scheduler is not None else (self.settings.scheduler or None)
-        self.workers = workers or self.settings.workers or None
+        self.workers = workers or self.settings.workers or (
+            min(cluster.default_workers(), notebooks) if notebooks and not self.scheduler else None)
         self.kernels = kernels or self.settings.kernels
         self.show_progress, self.stream = progress, stream
         self.cluster = None

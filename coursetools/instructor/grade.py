@@ -62,8 +62,9 @@ def start_workers(course, assignment, db=None, options=(), sequential=False, stu
     if sequential:
         return None
     from coursetools.grading import run as grading
+    notebooks = len(students if students is not None else course.students(assignment))
     return grading.start(assignment, db_url=db, submitted_dir=course.staging, options=options, students=students,
-                         **settings)
+                         notebooks=notebooks, **settings)
 
 
 def autograde(course, assignment, db=None, options=(), sequential=False, started=None, on_tail=None, students=None):
