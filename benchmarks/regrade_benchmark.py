@@ -1,7 +1,8 @@
 """How long `make grade` takes on a graded class when one student resubmits, against the first grading of the
 whole class, in the same process: the demo class (both assignments) graded once from a fresh copy of the course,
 then cat's noughts_and_crosses notebook replaced and `make grade` run again (only cat's is graded), then run once
-more with nothing changed.
+more with nothing changed, then once more after a grader marked ada's written answer of alpha_beta by hand (her
+feedback and the exports written again, nobody autograded).
 
     .venv/bin/python benchmarks/regrade_benchmark.py
 """
@@ -40,9 +41,17 @@ def main():
         assert 'noughts_and_crosses: 1 notebooks on' in output, output
         none, output = make_grade(course)
         assert 'autograde' not in output, output
+        from nbgrader.api import Gradebook
+        with Gradebook('sqlite:///' + str(course / 'gradebook.db')) as gradebook:   # as formgrader's page does
+            grade = gradebook.find_grade('perfect_opponent', 'alpha_beta', 'alpha_beta', 'ada')
+            grade.manual_score, grade.needs_manual_grade = 2, False
+            gradebook.db.commit()
+        marked, output = make_grade(course)
+        assert 'marks given by hand changed for 1 submission' in output and 'autograde' not in output, output
     print(f'demo class ({students} students, 2 assignments) graded from scratch: {full:.1f} s')
     print(f'one resubmission graded again:  {one:.1f} s  ({one / full:.2f} of the full run)')
     print(f'nothing changed:                {none:.1f} s  ({none / full:.2f} of the full run)')
+    print(f'one written answer marked:      {marked:.1f} s  ({marked / full:.2f} of the full run)')
 
 
 if __name__ == '__main__':
