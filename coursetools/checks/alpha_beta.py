@@ -171,8 +171,8 @@ def score_counted_positions(score_counted):
         *_, count = _triple(got, call)
         expected = oracle.search_tree_size(board, player)
         assert count == expected, (
-            f'{call} counted {count!r} positions, but a plain minimax visits {expected} (the board itself and '
-            f'every position below it, finished ones included) from\n{picture(board)}')
+            f'{call} gave {count!r} as its count of positions, but a plain minimax visits {expected} (the board '
+            f'itself and every position below it, finished ones included) from\n{picture(board)}')
 
 
 # --- task 2: alphabeta ------------------------------------------------------------------------------------
