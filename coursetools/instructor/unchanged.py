@@ -71,10 +71,14 @@ HAND_MARKS = 'hand marks'     # the record's key for {assignment: {student: hand
 
 def hand_marks(db_url, assignment) -> dict:
     """{student: a hash of the marks and comments a person gave that submission in formgrader}."""
-    from nbgrader.api import Gradebook
+    from nbgrader.api import Gradebook, MissingEntry
     digests = {}
     with Gradebook(db_url) as gradebook:
-        for submission in gradebook.assignment_submissions(assignment):
+        try:
+            submissions = gradebook.assignment_submissions(assignment)
+        except MissingEntry:                # not in the gradebook yet: nothing marked
+            return digests
+        for submission in submissions:
             given = sorted((grade.name, grade.manual_score, grade.extra_credit) for notebook in submission.notebooks
                            for grade in notebook.grades)
             given += sorted((comment.name, comment.manual_comment) for notebook in submission.notebooks
