@@ -90,10 +90,12 @@ def hand_marks(db_url, assignment) -> dict:
 def remarked_students(course: Course, assignment, db_url, graded) -> list:
     """The students of `assignment`, other than `graded` (about to be graded anyway), whose hand marks changed since
     their feedback was written."""
+    others = [student for student in course.graded_students(assignment) if student not in graded]
+    if not others:                      # (nothing graded before: the gradebook may not even exist yet)
+        return []
     known = _read_record(course).get(HAND_MARKS, {}).get(assignment, {})
     now = hand_marks(db_url, assignment)
-    return sorted(student for student in course.graded_students(assignment)
-                  if student not in graded and student in now and known.get(student) != now[student])
+    return sorted(student for student in others if student in now and known.get(student) != now[student])
 
 
 def forget(course: Course, assignment, students=None):
