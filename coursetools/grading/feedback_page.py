@@ -77,7 +77,7 @@ def written_answers(info) -> dict:
     try:
         with Gradebook(info['db_url']) as gradebook:
             notebook = gradebook.find_submission_notebook(info['notebook'], info['assignment'], info['student'])
-            return {grade.name: hand_marked(grade) for grade in notebook.grades if hand_marked(grade)}
+            return {grade.name: state for grade in notebook.grades if (state := hand_marked(grade))}
     except (KeyError, MissingEntry):
         return {}
 

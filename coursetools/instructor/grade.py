@@ -232,9 +232,8 @@ def write_remarked(course, remarked, phases, helpers, reports, db):
             with commands.Feedback(course, assignment, len(students), db=db, forked=helpers) as feedback:
                 feedback.run(students)
             unchanged.remember(course, assignment, students, db=db, files=False)
-        if assignment not in reports:
-            reports[assignment] = (commands.Report(course, assignment, db or course.db_url, helpers),
-                                   compare_submissions(course, assignment))
+        if assignment not in reports:       # the submissions did not change: nor did their similarity
+            reports[assignment] = (commands.Report(course, assignment, db or course.db_url, helpers), None)
 
 
 def grade(course, assignment_ids=None, db=None, options=(), sequential=False, students=None, force=False,
@@ -285,7 +284,8 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
             if assignment in reports:
                 with phases.start('reports'):
                     print(f'Report: {reports[assignment][0].path()}')
-                print(reports[assignment][1])
+                if reports[assignment][1]:
+                    print(reports[assignment][1])
     finally:
         if helpers is not None:
             helpers.close()

@@ -133,7 +133,7 @@ def _write_record(course: Course, record):
 
 def to_grade(course, assignments, students, force, db, options):
     """{assignment: the students to grade (None: all)}: `students` if given; else, unless `force`, only the
-    submissions that changed since they were last graded (`coursetools.instructor.unchanged`), saying so."""
+    submissions that changed since they were last graded (`changed_students`), saying so."""
     selection = {}
     for assignment in assignments:
         if students is not None or force:
