@@ -37,3 +37,14 @@ def test_same_packages_and_versions():
 def test_python_versions_agree():
     assert re.search(r'- python=3\.11\b', (ROOT / 'environment.yml').read_text())
     assert 'requires-python = ">=3.11"' in (ROOT / 'pyproject.toml').read_text()
+
+
+def test_reading_a_notebook_does_not_build_a_grammar():
+    """jsonschema 4.25+ imports rfc3987-syntax, whose grammar costs 0.7 s of CPU in every process that imports
+    nbformat (grading, helpers, servers): requirements.txt pins the jsonschema before it."""
+    import subprocess
+    import sys
+    loaded = subprocess.run([sys.executable, '-c', 'import sys, nbformat, jsonschema; '
+                             'nbformat.validate(nbformat.v4.new_notebook()); print(sorted(sys.modules))'],
+                            capture_output=True, text=True, check=True).stdout
+    assert 'rfc3987_syntax' not in loaded and "'lark'" not in loaded
