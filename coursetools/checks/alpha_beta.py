@@ -10,7 +10,8 @@ Same rules as coursetools.checks.noughts_and_crosses, whose references and warm-
   memoized while tested, so slow but correct code is searched once per position. Because `score_counted`
   *returns* its count, memoizing it keeps the counts exact.
 * `alphabeta` is never memoized: its pruning is measured by counting its calls, with the name `alphabeta`
-  in the notebook's globals pointed at a counting wrapper for the duration of one top-level call.
+  in the notebook's globals pointed at a counting wrapper for the duration of one top-level call. Its checks
+  share one counted search per position (`_searched`; the checker remembers each, `remember_counted`).
 
 Every check raises AssertionError with a message naming the board it failed on.
 """
@@ -59,7 +60,7 @@ KERNEL_ANSWERS = dict(base.KERNEL_ANSWERS, other=(oracle.other, lambda: [('x',),
 _SEARCH = ('score_end', 'moves', 'play', 'other')
 KERNEL_CONTEXT = {
     'score_counted': {'replace': _SEARCH, 'memoize': {'score_counted': 'isolated'}},
-    'alphabeta': {'replace': _SEARCH},
+    'alphabeta': {'replace': _SEARCH, 'remember_counted': True},
     'score_memo': {'replace': _SEARCH},
     'evaluate': {'replace': ('score_end', 'lines')},
     'score_depth': {'replace': _SEARCH + ('lines', 'evaluate'), 'memoize': {'score_depth': 'isolated'}},
@@ -125,11 +126,12 @@ def _to_move(boards, *extra):
     return [(board, oracle.to_move(board), *extra) for board in boards]
 
 
-def _counted(function, name, arguments):
-    """(arguments, calls) for each argument tuple: calls made through the global name, the first included."""
-    for args, outcome in calls.outcomes(function, name, arguments, count=True):
-        calls.value(outcome, name, args, picture)
-        yield args, outcome.count
+def _searched(alphabeta, boards):
+    """(board, player, value, calls) of alphabeta(board, player to move, -INF, INF) for each board, counted: the
+    checks of task 2 ask for the same searches, which the checker makes once per notebook."""
+    for (board, player, *_), outcome in calls.outcomes(alphabeta, 'alphabeta', _to_move(boards, -INF, INF),
+                                                       count=True):
+        yield board, player, calls.value(outcome, 'alphabeta', (board, player, -INF, INF), picture), outcome.count
 
 
 # --- task 1: score_counted --------------------------------------------------------------------------------
@@ -190,7 +192,7 @@ def alphabeta_values(alphabeta):
         assert move is None and _is_number(value) and value == expected, (
             f'The game is over, so {call} should return ({expected}, None), not ({value!r}, {move!r}), for\n'
             f'{picture(board)}')
-    for (board, player, *_), got in each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
+    for board, player, got, _ in _searched(alphabeta, _alphabeta_sample()):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
         value, _ = _pair(got, call)
         expected = oracle.value(board, player)
@@ -199,7 +201,7 @@ def alphabeta_values(alphabeta):
 
 
 def alphabeta_moves(alphabeta):
-    for (board, player, *_), got in each(alphabeta, 'alphabeta', _to_move(_alphabeta_sample(), -INF, INF)):
+    for board, player, got, _ in _searched(alphabeta, _alphabeta_sample()):
         call = f'alphabeta(board, {player!r}, -INF, INF)'
         _, move = _pair(got, call)
         _check_move(move, board, player, call, oracle.optimal_moves(board, player))
@@ -207,7 +209,7 @@ def alphabeta_moves(alphabeta):
 
 def alphabeta_prunes(alphabeta):
     plain = oracle.search_tree_size(oracle.EMPTY_BOARD, 'x')
-    _, calls_made = count_calls(alphabeta, 'alphabeta', oracle.EMPTY_BOARD, 'x', -INF, INF)
+    (*_, calls_made), = _searched(alphabeta, [oracle.EMPTY_BOARD])
     assert calls_made < plain / 2, (
         f'From the empty board alphabeta visited {calls_made} positions, but a plain minimax visits {plain}: it '
         f'should prune most of them. Does it stop trying moves once alpha >= beta, and pass the narrowed window '
@@ -225,8 +227,7 @@ def alphabeta_prunes(alphabeta):
 
 
 def alphabeta_count(alphabeta):
-    for (board, player, *_), calls_made in _counted(alphabeta, 'alphabeta',
-                                                    _to_move(_alphabeta_sample(), -INF, INF)):
+    for board, player, _, calls_made in _searched(alphabeta, _alphabeta_sample()):
         _, expected = analysis.alphabeta_visits(board, player)
         assert calls_made == expected, (
             f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions; with moves tried in the order '

@@ -105,6 +105,7 @@ class TestCellsInChecker:
             outputs, notes = [], []
         finally:
             self.timing['test_cells'] += time.perf_counter() - started
+            self.timing.setdefault('cells', {})[grade_id] = round(time.perf_counter() - started, 3)
         cell.outputs = [NotebookNode(output) for output in self._capped(outputs, cell)]
         self.notes.extend(notes)
         if self._gone is not None:

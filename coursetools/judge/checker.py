@@ -154,7 +154,7 @@ class Session:
         for name in self.graded:
             self.namespace[name] = Proxy(self, name)
         self.namespace.update(self.overrides)
-        self.testing, self.context = None, {}
+        self.testing, self.context, self.counts_remembered = None, {}, False
 
     def tested(self, function):
         """True once every test cell of `function` has run in this notebook."""
@@ -182,6 +182,7 @@ class Session:
             'memoize': dict(context.get('memoize', {})),
             'record': list(context.get('record', ())),
         }
+        self.counts_remembered = bool(context.get('remember_counted'))
         for name in self.graded:
             if name != testing and name in local_references:
                 self.namespace[name] = local_references[name]
@@ -196,14 +197,21 @@ class Session:
         encoded = answers.encode_calls(calls)
         context = self.context if name == self.testing else {}
         mode = context.get('memoize', {}).get(name)
-        if mode is None or sync or count or shared is not None:
+        remember = mode is not None and not (sync or count) and shared is None
+        if context and self.counts_remembered and shared is None:
+            mode, count, remember = 'counted', True, True
+        if not remember:
             return self._call(name, calls, encoded, context, sync=sync, count=count, shared=shared)
         # The function's answers are remembered while it is tested (it is pure by the task's definition), so
         # a call already made in this notebook is answered from here, as the kernel's memo would answer it.
+        # With `remember_counted` (a search whose calls are counted, never memoized in the kernel), every
+        # top-level search is counted and remembered: the checks of a task, visible and hidden, share one
+        # search per position.
         keys = [_memo_key(name, mode, arguments, sent) for arguments, sent in zip(calls, encoded)]
         missing = [i for i, key in enumerate(keys) if key not in self.remembered]
         if missing:
-            fresh = self._call(name, [calls[i] for i in missing], [encoded[i] for i in missing], context)
+            fresh = self._call(name, [calls[i] for i in missing], [encoded[i] for i in missing], context,
+                               sync=sync, count=count)
             for i, outcome in zip(missing, fresh):
                 self.remembered[keys[i]] = outcome
         return [self.remembered[key] for key in keys]

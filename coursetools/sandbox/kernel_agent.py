@@ -1,9 +1,7 @@
 """The grader's helper inside a student's kernel: it calls one of the notebook's functions and sends back what
-the function returned and printed, as plain data.
-
-Never imported in the kernel: the grader sends this text once per kernel, where it becomes the module
-`_course_grader` with a comm target; a call is one comm message each way. The kernel is the student's process,
-so nothing here decides a mark; the trusted checker reads its answers as untrusted data (`judge.answers`).
+the function returned and printed, as plain data. Never imported in the kernel: the grader sends this text once
+per kernel (the module `_course_grader`, with a comm target; a call is one comm message each way). The kernel is
+the student's process, so nothing here decides a mark; the checker reads its answers as untrusted data.
 
 A request (JSON) asks for one function to be called on a list of argument tuples, optionally while
 * `replace`: other global names answer from tables of correct answers sent by the checker (values, never code);
@@ -11,8 +9,7 @@ A request (JSON) asks for one function to be called on a list of argument tuples
 * `memoize`: the global names listed remember their answers (a slow search runs once per position),
 * `record`: calls of the global names listed are recorded (the boards `perfect_game` passed to `print_state`),
 * `count`: calls of the function through its own global name are counted (its recursion).
-Everything is put back before the answer is sent.
-"""
+Everything is put back before the answer is sent."""
 import contextlib
 import io
 import json
@@ -30,7 +27,7 @@ _STR_ONLY = {str}
 _MISSING = object()
 _memos = {}                         # (name, mode) -> (function, {arguments: answer})
 _shared = {}                        # name -> an object many calls of one test cell share
-_tables = {}                        # name -> {table_key(arguments): JSON text of the correct answer}
+_tables = {}                        # name -> {table_key(arguments): the answer as JSON text, or once used, `_again`}
 _last_cell = [None]
 
 
@@ -104,7 +101,7 @@ _BASE_READERS = {int: int.__int__, float: float.__float__, str: str.__str__, dic
 
 def decode(data):
     """The arguments of a request: JSON with the tags `encode` writes."""
-    return json.loads(data, object_hook=_untag)
+    return _DECODER.decode(data)
 
 
 def _untag(obj):
@@ -115,8 +112,7 @@ def _untag(obj):
     return obj
 
 
-def _hashable(key):
-    return tuple(key) if isinstance(key, list) else key
+_DECODER = json.JSONDecoder(object_hook=_untag)
 
 
 def table_key(arguments):
@@ -127,13 +123,12 @@ def table_key(arguments):
         if isinstance(argument, str):
             parts.append(argument)
             continue
+        if getattr(argument, '__index__', None) is not None:       # a number (an array has one that refuses)
+            with contextlib.suppress(TypeError):
+                parts.append(str(argument.__index__()))
+                continue
         try:
-            parts.append(str(argument.__index__()))
-            continue
-        except (AttributeError, TypeError):
-            pass
-        try:
-            parts.append(''.join(''.join(row) for row in argument))
+            parts.append(''.join(map(''.join, argument)))
         except TypeError:
             return None
     return '|'.join(parts)
@@ -147,7 +142,7 @@ class _Shared:
 
 
 _UNTAG = {'t': tuple, 'g': lambda rows: tuple(map(tuple, rows)), 's': set, 'fs': frozenset, 'f': float,
-          'd': lambda items: {_hashable(k): v for k, v in items}, 'shared': _Shared}
+          'd': lambda items: {tuple(k) if isinstance(k, list) else k: v for k, v in items}, 'shared': _Shared}
 
 
 # --- one request ----------------------------------------------------------------------------------------------
@@ -193,7 +188,8 @@ def serve(user_ns, request):
         _last_cell[0] = request.get('cell')
         _shared.clear()
         for memoized in request.get('memoize', {}):
-            _clear_cache(user_ns.get(memoized))
+            with contextlib.suppress(Exception):
+                user_ns.get(memoized).cache_clear()
     shared = _shared
     saved = {}
     printed = stdout = None
@@ -218,7 +214,8 @@ def serve(user_ns, request):
         target = user_ns[name]
         results, interrupted, stdout, printed = [], False, sys.stdout, _Printed()
         for arguments in request['calls']:
-            arguments = [_materialize(argument, shared) for argument in arguments]
+            arguments = [shared.setdefault(argument.name, {'dict': dict, 'list': list, 'set': set}[argument.kind]())
+                         if isinstance(argument, _Shared) else argument for argument in arguments]
             counter[0] = 0
             for calls in records.values():
                 calls.clear()
@@ -285,12 +282,6 @@ def _encode_or_none(value):
         return None
 
 
-def _materialize(argument, shared):
-    if not isinstance(argument, _Shared):
-        return argument
-    return shared.setdefault(argument.name, {'dict': dict, 'list': list, 'set': set}[argument.kind]())
-
-
 class _Printed(io.TextIOBase):
     """stdout while the calls of a request run: what each call prints, up to PRINTED_LIMIT characters."""
 
@@ -319,23 +310,30 @@ class NotInTable(LookupError):
 
 
 def _answering(name, table):
-    """Stands for `name` while another function is tested: answers come from the checker's table, a fresh
-    value for every call (a caller may change a list it gets)."""
+    """Stands for `name` while another function is tested: answers come from the checker's table, each decoded
+    once (the table keeps it), a fresh value for every call where a caller could change it (a list)."""
     def answering(*arguments):
         key = table_key(arguments)
-        text = table.get(key) if key is not None else None
-        if text is None:
+        answer = table.get(key) if key is not None else None
+        if answer is None:
             raise NotInTable('%s was given by the grader for this test and has no answer for %s: it answers '
                              'for positions a game can reach' % (name, ', '.join(map(repr, arguments))))
-        return decode(text)
+        if type(answer) is str:
+            answer = table[key] = _again(decode(answer), answer)
+        return answer()
 
     answering.__name__ = name
     return answering
 
 
-def _clear_cache(function):
-    with contextlib.suppress(Exception):
-        getattr(function, 'cache_clear', lambda: None)()
+def _again(value, text):     # what gives the answer again: itself if nothing in it can change, else a copy
+    if _unchangeable(value):
+        return lambda: value
+    return value.copy if type(value) is list and all(map(_unchangeable, value)) else lambda: decode(text)
+
+
+def _unchangeable(value):
+    return value is None or type(value) in _SCALARS or type(value) is tuple and all(map(_unchangeable, value))
 
 
 def _memoizing(name, mode, function):
