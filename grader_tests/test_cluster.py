@@ -52,16 +52,20 @@ class Cluster:
             client.wait_for_workers(count, timeout=120)
 
     def close(self):
-        for process in self.processes:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for process in self.processes:
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+        """The workers first, while their scheduler still answers their goodbye (else each waits for it), then
+        the scheduler."""
+        workers, scheduler = self.processes[1:], self.processes[:1]
+        for group in (workers, scheduler):
+            for process in group:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            for process in group:
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
 
 
 def other_copy_of_the_course_package(folder):
