@@ -41,7 +41,7 @@ from coursetools.sandbox.workdir import chown_tree
 _INSIDE = importlib.util.find_spec('coursetools.sandbox.forkserver_inside').origin
 
 READY_TIMEOUT = 60
-REQUEST_TIMEOUT = 30
+REQUEST_TIMEOUT = 10     # a fork or a clear takes well under a second; a server silent this long is stopped
 class ForkServerError(RuntimeError):
     """The fork server could not start, or stopped answering."""
 
