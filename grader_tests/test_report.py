@@ -125,7 +125,7 @@ def test_cli(graded_class, tmp_path):
 
 @pytest.fixture(scope='module')
 def troubled_class(tmp_path_factory):
-    """Graded by `make grade`'s code path, 30 s a cell: ada changed a locked cell, ben's perfect_game prints in a
+    """Graded by `make grade`'s code path, 10 s a cell: ada changed a locked cell, ben's perfect_game prints in a
     loop that never ends, eve's notebook is truncated JSON and an earlier grading left her an autograded notebook
     and a feedback page. Returns (course, completed process)."""
     from conftest import copy_course, run_grade
@@ -146,7 +146,7 @@ def troubled_class(tmp_path_factory):
     for stale in (course / 'autograded' / 'eve' / A / f'{A}.ipynb', course / 'feedback' / 'eve' / A / f'{A}.html'):
         stale.parent.mkdir(parents=True)
         stale.write_text('from an earlier grading')
-    return course, run_grade(course, A, '--SandboxedExecute.timeout=30')
+    return course, run_grade(course, A, '--SandboxedExecute.timeout=10')
 
 
 def test_a_changed_locked_cell_is_named_in_make_grades_output_and_the_report(troubled_class):
@@ -190,7 +190,7 @@ def test_a_loop_that_never_ends_says_so_with_what_it_printed(troubled_class):
     error, = [o for o in cell.outputs if o.output_type == 'error']
     first, *printed = error.evalue.splitlines()
     assert error.ename == 'CellTimeoutError'
-    assert first.startswith('Cell did not finish within 30 s and was interrupted: perfect_game was still running '
+    assert first.startswith('Cell did not finish within 10 s and was interrupted: perfect_game was still running '
                             '(a loop that never ends?). The first lines it printed:'), first
     assert [line.strip() for line in printed] == [f'turn {n}' for n in range(1, 13)]
     assert 'tamper' not in error.evalue.lower()
