@@ -53,14 +53,16 @@ def changed_students(course: Course, assignment, db_url, options=(), db=None) ->
     """The students of `assignment` whose submission must be graded: new, changed, or not in the gradebook or
     autograded/ as it was left."""
     from nbgrader.api import Gradebook
+    autograded = set(course.graded_students(assignment))
+    if not autograded:              # nothing graded before (the gradebook may not even exist yet: not made here)
+        return list(course.students(assignment))
     grader = grader_digest(course, assignment, options, db)
     known = _read_record(course).get(assignment, {})
     with Gradebook(db_url) as gradebook:
         try:
             in_gradebook = {s.student_id for s in gradebook.assignment_submissions(assignment)}
-        except Exception:           # no gradebook, or no such assignment in it yet
+        except Exception:           # no such assignment in the gradebook yet
             in_gradebook = set()
-    autograded = set(course.graded_students(assignment))
     return [student for student in course.students(assignment)
             if student not in in_gradebook or student not in autograded
             or known.get(student) != submission_digest(course, assignment, student, grader)]
