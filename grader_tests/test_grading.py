@@ -133,12 +133,12 @@ def test_workers_started_ahead_are_warm_before_grading_and_gone_after(released, 
     monkeypatch.chdir(course)
     assert slot_processes() == []
     given_up = grading.start(ASSIGNMENT, workers=2, progress=False)
-    assert until(lambda: len(slot_processes()) == 4, 60), slot_processes()    # 2 fork servers, 2 checkers
+    assert until(lambda: len(slot_processes()) == 3, 60), slot_processes()    # 2 fork servers, 1 checker server
     given_up.close()
     assert until(lambda: slot_processes() == [], 10), slot_processes()
 
     run = grading.start(ASSIGNMENT, workers=2, students=['ada', 'cat'], progress=False)
-    assert until(lambda: len(slot_processes()) == 4, 60), slot_processes()
+    assert until(lambda: len(slot_processes()) == 3, 60), slot_processes()
     report = run.run()
     run.close()
     assert until(lambda: slot_processes() == [], 10), slot_processes()

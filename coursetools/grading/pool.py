@@ -3,8 +3,9 @@
 The grading process sends each sanitized notebook as an `ExecutionJob` (the notebook, the files beside it, the
 trusted test cells, and the run's settings); a worker executes it in one of its slots and sends back an
 `ExecutionResult`. A slot is what one notebook at a time needs: an event loop thread, a configured
-`SandboxedExecute`, a kernel source (kernels forked from a warm fork server by default) and a trusted checker
-server. A worker's slots are a Dask worker plugin (`GradingSlots`), installed once the worker is proven; they
+`SandboxedExecute` and a kernel source (kernels forked from a warm fork server by default); the slots of a worker
+share one trusted checker server, which forks a session per notebook (its tables are computed once per worker,
+not per slot). A worker's slots are a Dask worker plugin (`GradingSlots`), installed once the worker is proven; they
 live as long as the run and serve notebook after notebook; each notebook gets a kernel and a
 checker session of its own, never used for another.
 
@@ -119,17 +120,15 @@ def attention_notes(nb) -> list:
 # --- slots, on the worker ----------------------------------------------------------------------------------
 
 class Slot:
-    """One notebook at a time: an event loop thread, an executor, a kernel source, a checker."""
+    """One notebook at a time: an event loop thread, an executor, a kernel source; the worker's checker server."""
 
-    def __init__(self, run: RunSpec, number: int):
-        from coursetools.judge.checker_host import CheckerServer
+    def __init__(self, run: RunSpec, number: int, checker):
         self.run = run
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f'grading-slot-{number}', daemon=True)
         self.thread.start()
         self.scratch = tempfile.mkdtemp(prefix='nbslot-')
-        self.checker = CheckerServer(log_path=os.path.join(self.scratch, 'checker.log'),
-                                     assignment=run.folder_name, warm=checks_modules(run.folder_name))
+        self.checker = checker          # the run's checker server on this worker: it forks each notebook's session
         self.executor = run.executor_class(**dict(run.traits, sandbox=run.sandboxed), checker_server=self.checker)
         self.executor.environment_may_unsandbox = False
         self.executor.kernel_source = self._kernel_source(run.kernels)
@@ -195,7 +194,6 @@ class Slot:
         except Exception as error:
             log.warning('could not stop a grading slot\'s kernels: %s', error)
         finally:
-            self.checker.close()
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -211,18 +209,27 @@ class GradingSlots(WorkerPlugin):
         self.idle: list = []
         self.all: list = []
         self.token = None
+        self.checker = None         # one checker server for the run's slots (each notebook gets its own session)
+
+    def _begin(self, run: RunSpec) -> list:
+        """Under the lock: make `run` this worker's run; what the last run left, to be closed."""
+        if run.token == self.token:
+            return []
+        from coursetools.judge.checker_host import CheckerServer
+        stale = self.all + [self.checker]
+        self.all, self.idle, self.token = [], [], run.token
+        self.checker = CheckerServer(assignment=run.folder_name, warm=checks_modules(run.folder_name))
+        return stale
 
     def acquire(self, run: RunSpec) -> Slot:
         with self.lock:
-            if run.token != self.token:
-                stale, self.all, self.idle, self.token = self.all, [], [], run.token
-            else:
-                stale = []
+            stale = self._begin(run)
             slot = self.idle.pop() if self.idle else None
         for old in stale:
-            old.close()
+            if old is not None:
+                old.close()
         if slot is None:
-            slot = Slot(run, len(self.all) + 1)
+            slot = Slot(run, len(self.all) + 1, self.checker)
             slot.warm_up()
             with self.lock:
                 self.all.append(slot)
@@ -236,15 +243,13 @@ class GradingSlots(WorkerPlugin):
     def prepare(self, run: RunSpec, count: int) -> int:
         """Make `count` slots and warm them up in the background."""
         with self.lock:
-            if run.token != self.token:
-                stale, self.all, self.idle, self.token = self.all, [], [], run.token
-            else:
-                stale = []
+            stale = self._begin(run)
         for old in stale:
-            old.close()
+            if old is not None:
+                old.close()
         made = []
         for _ in range(count):
-            slot = Slot(run, len(self.all) + len(made) + 1)
+            slot = Slot(run, len(self.all) + len(made) + 1, self.checker)
             threading.Thread(target=slot.warm_up, name='grading-slot-warm-up', daemon=True).start()
             made.append(slot)
         with self.lock:
@@ -260,7 +265,10 @@ class GradingSlots(WorkerPlugin):
             if token is not None and token != self.token:
                 return 0
             slots, self.all, self.idle, self.token = self.all, [], [], None
+            checker, self.checker = self.checker, None
         closing = [threading.Thread(target=slot.close, name='grading-slot-close') for slot in slots]
+        if checker is not None:
+            closing.append(threading.Thread(target=checker.close, name='grading-checker-close'))
         for thread in closing:          # each waits for its processes to exit: all at once
             thread.start()
         for thread in closing:

@@ -71,7 +71,7 @@ def autograde(assignment, *, db_url=None, submitted_dir=None, students=None, sch
 def start(assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None, workers=None,
           kernels=None, progress=True, options=(), stream=None, notebooks=None) -> Run:
     """An autograde run (the arguments of `autograde`) whose workers start now, in the background: the Dask
-    cluster, and in each slot the kernels' fork server and the checker. `make grade` starts them before it
+    cluster, in each slot the kernels' fork server, and each worker's checker server. `make grade` starts them before it
     releases the assignment and stages the submissions, which keep one core busy and leave the other idle.
     `run.run(notes, on_tail)` then grades, and begins to stop the workers in the background when the last
     notebook is graded; `run.close()` waits until they have stopped (or stops them if `run` was never called).

@@ -1,5 +1,5 @@
 """The executor's side of the trusted checker (`coursetools.judge.checker`): what a notebook's test cells are, and the
-checker processes that run them (a warm server per slot, a forked session per notebook).
+checker processes that run them (a warm server per Dask worker, a forked session per notebook).
 
 `TrustedCells` is read from the gradebook, never from the submission: the test cells' sources (hidden checks
 included), the locked cells they need (`picture`, `EMPTY_BOARD`, ...), and the names of the functions the

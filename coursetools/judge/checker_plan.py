@@ -84,10 +84,10 @@ def answer_table(reference, arguments):
     `arguments()` gives, computed by `reference`."""
     if (reference, arguments) not in _TABLES:
         from coursetools.sandbox import kernel_agent
-        table = {kernel_agent.table_key(args): json.dumps(kernel_agent.encode(reference(*args), [kernel_agent.MAX_NODES]),
-                                                          separators=(',', ':'))
+        text = json.JSONEncoder(separators=(',', ':')).encode         # one encoder for the whole table
+        table = {kernel_agent.table_key(args): text(kernel_agent.encode(reference(*args), [kernel_agent.MAX_NODES]))
                  for args in arguments()}
-        _TABLES[reference, arguments] = json.dumps(table, separators=(',', ':'))
+        _TABLES[reference, arguments] = text(table)
     return _TABLES[reference, arguments]
 
 
