@@ -57,3 +57,32 @@ def test_an_error_message_of_any_size_is_cut():
     output = checker._error_output('ValueError', 'x' * 10_000_000, ['y' * 10_000_000] * 100)
     assert len(output['evalue']) < 5000 and len(output['traceback']) <= 21
     assert sum(map(len, output['traceback'])) < 100_000
+
+
+def test_the_cells_of_a_task_share_one_counted_search_per_position():
+    """alphabeta's four cells ask for the same searches: with `remember_counted`, each position is searched once in
+    the kernel, counted, and a plain call, a counted call and a batch all read that one search."""
+    import json
+    import math
+    session = checker.Session(None, None, {'graded': ['alphabeta'], 'helpers': [], 'tests': {}})
+    asked = []
+
+    def kernel(request):            # the kernel's side of the channel: a value and a count for each call
+        request = json.loads(request)
+        asked.append((len(request['calls']), request['count']))
+        return {'text': json.dumps({'results': [{'!': {'value': {'t': [0, None]}, 'count': 7 + len(asked)}}
+                                                for _ in request['calls']]})}
+    session.exchange = kernel
+    empty, corner = ((' ',) * 3,) * 3, (('x', ' ', ' '), (' ',) * 3, (' ',) * 3)
+    alphabeta = session.namespace['alphabeta']
+    session.isolate('alphabeta', {'remember_counted': True}, {}, {})
+    assert alphabeta(empty, 'x', -math.inf, math.inf) == (0, None)
+    assert alphabeta.counted(empty, 'x', -math.inf, math.inf) == ((0, None), 8)
+    batch = list(alphabeta.each([(empty, 'x', -math.inf, math.inf), (corner, 'o', -math.inf, math.inf)]))
+    assert [outcome.count for outcome in batch] == [8, 9]
+    assert asked == [(1, True), (1, True)]              # the empty board once, then only the new position
+
+    session.bind_defaults()                             # a cell that does not remember: every call is made again
+    session.isolate('alphabeta', {}, {}, {})
+    alphabeta(empty, 'x', -math.inf, math.inf)
+    assert asked[-1] == (1, False) and len(asked) == 3
