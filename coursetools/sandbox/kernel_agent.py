@@ -1,9 +1,8 @@
 """The grader's helper inside a student's kernel: it calls one of the notebook's functions and sends back what
 the function returned and printed, as plain data. Never imported in the kernel: the grader sends this text once
 per kernel (the module `_course_grader`, with a comm target; a call is one comm message each way). The kernel is
-the student's process, so nothing here decides a mark; the checker reads its answers as untrusted data.
-
-A request (JSON) asks for one function to be called on a list of argument tuples, optionally while
+the student's process, so nothing here decides a mark; the checker reads its answers as untrusted data. A request
+(JSON) asks for one function to be called on a list of argument tuples, optionally while
 * `replace`: other global names answer from tables of correct answers sent by the checker (values, never code);
   a kernel without a table asks for it (`need_tables`),
 * `memoize`: the global names listed remember their answers (a slow search runs once per position),
@@ -23,7 +22,6 @@ PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints
 MAX_NODES = 3_000_000               # values in one answer
 _PLAIN = (int, float, str, tuple, list, set, frozenset, dict)
 _SCALARS = frozenset((str, int, bool))
-_STR_ONLY = {str}
 _MISSING = object()
 _memos = {}                         # (name, mode) -> (function, {arguments: answer})
 _shared = {}                        # name -> an object many calls of one test cell share
@@ -81,7 +79,7 @@ def _grid(value):
     The common case in both directions, and five times shorter than the general form."""
     rows = []
     for row in value:
-        if type(row) is not tuple or set(map(type, row)) != _STR_ONLY:
+        if type(row) is not tuple or set(map(type, row)) != {str}:
             return None
         text = ''.join(row)
         if len(text) != len(row):
@@ -311,8 +309,13 @@ class NotInTable(LookupError):
 
 def _answering(name, table):
     """Stands for `name` while another function is tested: answers come from the checker's table, each decoded
-    once (the table keeps it), a fresh value for every call where a caller could change it (a list)."""
+    once (the table keeps it, also under the arguments themselves), a fresh value for every call where a caller
+    could change it (a list)."""
     def answering(*arguments):
+        try:
+            return table[arguments]()       # asked before with these very arguments
+        except (KeyError, TypeError):       # not yet, or arguments that cannot be a key (lists)
+            pass
         key = table_key(arguments)
         answer = table.get(key) if key is not None else None
         if answer is None:
@@ -320,6 +323,8 @@ def _answering(name, table):
                              'for positions a game can reach' % (name, ', '.join(map(repr, arguments))))
         if type(answer) is str:
             answer = table[key] = _again(decode(answer), answer)
+        with contextlib.suppress(TypeError):
+            table[arguments] = answer
         return answer()
 
     answering.__name__ = name
@@ -357,13 +362,10 @@ def _memoizing(name, mode, function):
 
 def _key(arguments):
     """`arguments` if hashable, else a frozen stand-in (lists, arrays); None if neither."""
-    for key in (arguments, None):
-        try:
-            key = _frozen(arguments) if key is None else key
-            hash(key)
+    for make in (tuple, _frozen):
+        with contextlib.suppress(TypeError, RecursionError):
+            hash(key := make(arguments))
             return key
-        except (TypeError, RecursionError):
-            pass
     return None
 
 
