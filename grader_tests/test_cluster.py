@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
+from coursetools.grading import pool
 from coursetools.instructor import marks
 from test_demo_class import EXPECTED, TASKS
 
@@ -114,6 +115,11 @@ def test_one_healthy_worker_among_broken_ones_grades_the_class_as_a_local_run_do
     for phrase in ('COURSE_GRADE_UNSANDBOXED', 'sandbox does not start', 'not the grading process',
                    'course package installed'):
         assert phrase in reasons, reasons
+    from distributed import Client
+    plugin = pool.SLOTS_PLUGIN          # a name, not the module: a broken worker cannot import the course
+    with Client(cluster.address, timeout='30s') as client:     # still up, and nothing left running on it
+        left = client.run(lambda dask_worker: len(getattr(dask_worker.plugins.get(plugin), 'all', ())))
+    assert len(left) == 5 and set(left.values()) == {0}, left   # no kernel, fork server or checker left
 
 
 def test_a_cluster_whose_only_worker_cannot_grade_records_nobody(cluster, tmp_path):

@@ -1,6 +1,6 @@
 """Parallel autograding (coursetools.grading.run) gives the same marks as plain `nbgrader autograde`, cell for cell,
 whichever way its kernels start (forked, started ahead, cold), with or without its speed-ups, on a LocalCluster
-and on an existing Dask cluster, and reports a submission it cannot read without stopping."""
+(test_cluster.py grades on an existing Dask cluster), and reports a submission it cannot read without stopping."""
 import io
 import os
 import shutil
@@ -167,21 +167,6 @@ def test_the_speed_ups_change_nothing_but_the_time(released, tmp_path, monkeypat
               options=['--Grading.pooled_gradebook=False', '--Grading.cached_validation=False'])
     assert grades(fast) == grades(slow)
     assert task_marks(fast) == {s: EXPECTED[s] for s in students}
-
-
-def test_external_cluster_by_scheduler_address(released, tmp_path, monkeypatch):
-    from distributed import Client, LocalCluster
-    course = shutil.copytree(released, tmp_path / 'course')
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        report = autograde(course, monkeypatch, scheduler=cluster.scheduler_address, students=['ada', 'ivy', 'max'],
-                           progress=False)
-        with Client(cluster.scheduler_address) as client:     # still up, and nothing left running on it
-            assert len(client.scheduler_info()['workers']) == 1
-            left = client.run(lambda dask_worker: len(dask_worker.plugins[pool.SLOTS_PLUGIN].all))
-            assert list(left.values()) == [0]          # no kernel, fork server or checker left on the worker
-    assert report.failed == []
-    assert task_marks(course) == {s: EXPECTED[s] for s in ('ada', 'ivy', 'max')}
-    assert sorted(p.name for p in (course / 'autograded').iterdir()) == ['ada', 'ivy', 'max']
 
 
 def test_unreadable_notebook_is_reported_and_the_others_are_graded(released, tmp_path, monkeypatch):

@@ -127,3 +127,16 @@ def test_an_unreadable_notebook_is_named_not_compared(tmp_path):
     (course / 'submitted' / 'bob' / A / f'{A}.ipynb').write_text('{"cells": [')
     path, pairs = similarity.write_similarity(course, A)
     assert pairs == [] and 'Not compared: bob (noughts_and_crosses.ipynb could not be read' in path.read_text()
+
+
+def test_a_class_of_one_has_no_pair_and_does_not_load_copydetect(tmp_path):
+    """One submission, nothing to compare: the page says so, and copydetect (which imports pyplot, 0.7 s) is not
+    loaded."""
+    course = small_class(tmp_path / 'course', {'sam': {}})
+    code = ('import sys\nfrom coursetools.instructor import similarity\n'
+            f'path, flagged = similarity.write_similarity({str(course)!r}, {A!r})\n'
+            "print(flagged, 'copydetect' in sys.modules)")
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
+    assert result.stdout.split() == ['[]', 'False'], result.stderr
+    page = (course / 'reports' / f'{A}-similarity.html').read_text()
+    assert '1 submission compared' in page and 'No pair shares' in page

@@ -28,9 +28,6 @@ import json
 import pathlib
 from dataclasses import dataclass
 
-from copydetect import CodeFingerprint, compare_files
-from copydetect.utils import get_token_coverage, highlight_overlap
-
 NOISE = 25          # copydetect's default: matches shorter than 25 characters of tokenized code are noise
 FLAG = 0.5          # each side shares at least half of its own code with the other
 COMMON = 0.25       # code in more than a quarter of the submissions is common code
@@ -93,12 +90,14 @@ def submissions(course, assignment):
 def fingerprint(code, name='submission.py'):
     """copydetect's fingerprint of Python code: every k-gram kept (window 1), so the result does not depend on
     Python's per-process string hashing."""
+    from copydetect import CodeFingerprint          # with pyplot: 0.7 s, only where there is something to compare
     return CodeFingerprint(name, NOISE, 1, fp=io.StringIO(code), language='python')
 
 
 def drop(print_, hashes):
     """Leave `hashes` out of a fingerprint. (copydetect 0.5.0's own `boilerplate` argument also drops a
     fingerprint that occurs twice in one file, by its use of numpy's intersect1d with assume_unique.)"""
+    from copydetect.utils import get_token_coverage
     print_.hashes = print_.hashes - hashes
     print_.hash_idx = {h: i for h, i in print_.hash_idx.items() if h not in hashes}
     print_.token_coverage = get_token_coverage(print_.hash_idx, print_.k, len(print_.filtered_code))
@@ -114,6 +113,7 @@ def common_hashes(prints, share):
 
 def compare(code, boilerplate, flag=FLAG, common=COMMON):
     """({student: fingerprint}, [Pair] of every pair that shares any code, most similar first)."""
+    from copydetect import compare_files
     prints = {student: drop(fingerprint(source, f'{student}.py'), boilerplate) for student, source in code.items()}
     shared = common_hashes(prints, common)
     prints = {student: drop(p, shared) for student, p in prints.items()}
@@ -134,8 +134,10 @@ def compare(code, boilerplate, flag=FLAG, common=COMMON):
 def analyse(course, assignment, flag=FLAG, common=COMMON):
     """Everything the page shows, as plain data."""
     code, skipped = submissions(course, assignment)
-    boilerplate = fingerprint(release_code(course, assignment), 'release.py').hashes
-    prints, pairs = compare(code, boilerplate, flag, common)
+    if len(code) < 2:               # no pair to compare
+        prints, pairs = {}, []
+    else:
+        prints, pairs = compare(code, fingerprint(release_code(course, assignment), 'release.py').hashes, flag, common)
     return dict(assignment=assignment, prints=prints, pairs=pairs, skipped=skipped, flag=flag, common=common,
                 compared=len(code))
 
@@ -159,6 +161,8 @@ def _e(text):
 
 def side_by_side(pair, prints):
     """The two submissions' code with what they share highlighted (copydetect's highlighting)."""
+    from copydetect import compare_files
+    from copydetect.utils import highlight_overlap
     _, _, (slices1, slices2) = compare_files(prints[pair.first], prints[pair.second])
     columns = []
     for student, slices in ((pair.first, slices1), (pair.second, slices2)):
@@ -176,7 +180,8 @@ def render(data):
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
              f'<title>{_e(assignment)}: similarity</title><style>{STYLE}</style></head><body>',
              f'<h1>{_e(assignment)}: similarity between submissions</h1>',
-             f'<p class="meta">{data["compared"]} submissions compared (their solution cells; the release\'s code '
+             f'<p class="meta">{data["compared"]} submission{"s" * (data["compared"] != 1)} compared (their '
+             f'solution cells; the release\'s code '
              f'and code found in more than {data["common"]:.0%} of submissions left out); {len(flagged)} '
              f'pair{"s" * (len(flagged) != 1)} flagged (each shares at least {data["flag"]:.0%} of its code with '
              f'the other). Made with copydetect; no student code was run. Generated '
