@@ -31,15 +31,22 @@ def marks_by_task(db_url, assignment):
 
 
 def written_answers(db_url, assignment, state='waiting'):
-    """{student: {grade_id: points}} of the written answers in `state` (`course.hand_marked`): 'waiting' for a
-    grader (they count as 0 in every total until a grader marks them in formgrader), or 'unanswered'."""
-    found = {}
+    """{student: {grade_id: points}} of the written answers in `state` (`written_answer_states`)."""
+    return written_answer_states(db_url, assignment)[state]
+
+
+def written_answer_states(db_url, assignment):
+    """{state: {student: {grade_id: points}}} of the written answers no person has marked (`course.hand_marked`),
+    in one reading of the gradebook: 'waiting' for a grader (they count as 0 in every total until a grader marks
+    them in formgrader), and 'unanswered'."""
+    found = {'waiting': {}, 'unanswered': {}}
     with Gradebook(db_url) as gradebook:
         for submission in gradebook.assignment_submissions(assignment):
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
-                    if hand_marked(grade) == state:
-                        found.setdefault(submission.student_id, {})[grade.cell.name] = grade.max_score
+                    state = hand_marked(grade)
+                    if state:
+                        found[state].setdefault(submission.student_id, {})[grade.cell.name] = grade.max_score
     return found
 
 

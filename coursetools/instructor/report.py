@@ -89,8 +89,8 @@ def gather(course, assignment, db_url):
     course = pathlib.Path(course)
     notebooks, cells, scores, late = marks.scores_by_cell(db_url, assignment)
     table, maxima = marks.marks_by_task(db_url, assignment)
-    waiting = marks.written_answers(db_url, assignment)
-    unanswered = marks.written_answers(db_url, assignment, 'unanswered')
+    written = marks.written_answer_states(db_url, assignment)
+    waiting, unanswered = written['waiting'], written['unanswered']
     problems = collections.defaultdict(list)
     failures = collections.defaultdict(dict)   # grade_id: {student: message}
     status, status_problem = read_status(course / 'reports' / f'{assignment}-status.json')
