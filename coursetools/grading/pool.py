@@ -216,7 +216,7 @@ class GradingSlots(WorkerPlugin):
         if run.token == self.token:
             return []
         from coursetools.judge.checker_host import CheckerServer
-        stale = self.all + [self.checker]
+        stale = self.all + ([self.checker] if self.checker is not None else [])
         self.all, self.idle, self.token = [], [], run.token
         self.checker = CheckerServer(assignment=run.folder_name, warm=checks_modules(run.folder_name))
         return stale
@@ -226,8 +226,7 @@ class GradingSlots(WorkerPlugin):
             stale = self._begin(run)
             slot = self.idle.pop() if self.idle else None
         for old in stale:
-            if old is not None:
-                old.close()
+            old.close()
         if slot is None:
             slot = Slot(run, len(self.all) + 1, self.checker)
             slot.warm_up()
@@ -245,8 +244,7 @@ class GradingSlots(WorkerPlugin):
         with self.lock:
             stale = self._begin(run)
         for old in stale:
-            if old is not None:
-                old.close()
+            old.close()
         made = []
         for _ in range(count):
             slot = Slot(run, len(self.all) + len(made) + 1, self.checker)
