@@ -57,40 +57,60 @@ class Reference:
     """Plain minimax or alpha-beta (the workbook's convention), recording what the stepping search must show."""
 
     def __init__(self, pruning, order, depth, o_maximises=False, strict=False):
+        self.rules = (pruning, order, o_maximises, strict)      # o_maximises, strict: two mistakes a student makes
         self.pruning, self.order, self.depth = pruning, order, depth
-        self.o_maximises, self.strict = o_maximises, strict      # two mistakes a student can make
         self.visited = self.pruned = 0
         self.entered, self.backed, self.cuts = [], [], []
 
-    def search(self, board, player, alpha=-INF, beta=INF, path=()):
-        self.visited += 1
-        end = oracle.outcome(board)
-        if end is not None:
-            return end
-        shown = len(path) < self.depth
+    def search(self, board, player):
+        value, self.visited, self.pruned = _search(self.rules, board, player, -INF, INF, (), self)
+        return value
+
+
+def _search(rules, board, player, alpha, beta, path, shown):
+    """(value, positions visited, subtrees pruned) of the search from `board`; what happens within `shown.depth`
+    moves is recorded in `shown`, below that the search is remembered per position and window (a pure function
+    of them), so that the empty board's 549,946 positions are searched once per rule set, not once per test."""
+    if shown is None or len(path) >= shown.depth:
+        return _unseen(rules, board, player, alpha, beta)
+    return _node(rules, board, player, alpha, beta, path, shown)
+
+
+@functools.lru_cache(maxsize=None)
+def _unseen(rules, board, player, alpha, beta):
+    return _node(rules, board, player, alpha, beta, (), None)
+
+
+def _node(rules, board, player, alpha, beta, path, shown):
+    pruning, order, o_maximises, strict = rules
+    end = oracle.outcome(board)
+    if end is not None:
+        return end, 1, 0
+    if shown:
+        shown.entered.append((path, (alpha, beta) if pruning else None))
+    options = ordered(board, player, order)
+    maximising = player == 'x' or o_maximises
+    best, visited, pruned = -INF if maximising else INF, 1, 0
+    for number, move in enumerate(options):
+        value, below, cut = _search(rules, oracle.place(board, *move, player), oracle.other(player), alpha, beta,
+                                    path + (move,), shown)
+        visited, pruned = visited + below, pruned + cut
         if shown:
-            self.entered.append((path, (alpha, beta) if self.pruning else None))
-        options = ordered(board, player, self.order)
-        maximising = player == 'x' or self.o_maximises
-        best = -INF if maximising else INF
-        for number, move in enumerate(options):
-            value = self.search(oracle.place(board, *move, player), oracle.other(player), alpha, beta, path + (move,))
-            if shown:
-                self.backed.append((path + (move,), value))
-            if (maximising and value > best) or (not maximising and value < best):
-                best = value
-            if self.pruning:
-                if player == 'x' and best > alpha:
-                    alpha = best
-                if player == 'o' and best < beta:
-                    beta = best
-                if alpha > beta if self.strict else alpha >= beta:
-                    skipped = options[number + 1:]
-                    self.pruned += len(skipped)
-                    if shown and skipped:
-                        self.cuts.append((path, tuple(skipped)))
-                    break
-        return best
+            shown.backed.append((path + (move,), value))
+        if (maximising and value > best) or (not maximising and value < best):
+            best = value
+        if pruning:
+            if player == 'x' and best > alpha:
+                alpha = best
+            if player == 'o' and best < beta:
+                beta = best
+            if alpha > beta if strict else alpha >= beta:
+                skipped = options[number + 1:]
+                pruned += len(skipped)
+                if shown and skipped:
+                    shown.cuts.append((path, tuple(skipped)))
+                break
+    return best, visited, pruned
 
 
 def stepped(board, player, pruning, order, depth, call=None):
