@@ -12,6 +12,7 @@ import random
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -477,16 +478,21 @@ def test_bad_return_values_are_reported(make_widget):
 
 
 def test_slow_score_shows_thinking_and_stop_interrupts_it(make_widget, functions):
+    slow = threading.Event()        # slow from the click on: the widget's own start-up is not what is timed
+
     def slow_score(state, player):
-        time.sleep(1.6)
+        if slow.is_set():
+            time.sleep(1.6)
         return functions['score'](state, player)
     w = make_widget(score=slow_score)
+    slow.set()
     w.click(1, 1)
     deadline = time.time() + 1.5
     while 'thinking' not in w.status.value and time.time() < deadline:
         time.sleep(0.05)
     assert 'thinking' in w.status.value and 'the AI is thinking' in turn_line(w)
     w.stop()
+    slow.clear()
     assert w.wait(30)
     assert 'thinking' not in w.status.value and len(w.history) == 2 and 'Stopped' in w.ui.note.value
 
