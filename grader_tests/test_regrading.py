@@ -11,14 +11,24 @@ from coursetools.instructor import marks
 from test_demo_class import EXPECTED
 
 
-def test_regrading_gives_the_same_marks(graded_class):
-    course, first = graded_class
-    before = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), 'noughts_and_crosses')
-    shutil.copytree(course, course.parent / 'again')
-    again = run_grade(course.parent / 'again', 'noughts_and_crosses', '--force')
-    assert again.returncode == 0, again.stderr
-    assert 'unchanged' not in again.stdout and f'{len(EXPECTED)} notebooks on' in again.stdout
-    assert marks.marks_by_task('sqlite:///' + str(course.parent / 'again' / 'gradebook.db'), 'noughts_and_crosses') == before
+def test_regrading_gives_the_same_marks_and_a_withdrawn_submission_is_not_graded_again(graded_class, tmp_path):
+    """`--force` grades every submission in submitted/ again, with the marks of the first run; a submission taken
+    out of submitted/ since is not graded again (its last marks stay in the gradebook, as nbgrader keeps them)."""
+    course, _ = graded_class
+    copy = shutil.copytree(course, tmp_path / 'again')
+    before = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
+    regraded = ('ada', 'cat', 'dan', 'max')           # full marks, a mistake, two mistakes, the release untouched
+    graded = copy / 'autograded' / '{}' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb'
+    def written(students):
+        return {student: pathlib.Path(str(graded).format(student)).stat().st_mtime_ns for student in students}
+    withdrawn, first = written(set(EXPECTED) - set(regraded)), written(regraded)
+    for student in withdrawn:
+        shutil.rmtree(copy / 'submitted' / student / 'noughts_and_crosses')
+    again = run_grade(copy, 'noughts_and_crosses', '--force')
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert 'unchanged' not in again.stdout and f'{len(regraded)} notebooks on' in again.stdout
+    assert all(written(regraded)[s] != first[s] for s in regraded) and written(withdrawn) == withdrawn
+    assert marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses') == before
 
 
 def test_one_student_is_regraded_alone_and_the_others_keep_their_marks(graded_class, tmp_path):

@@ -153,6 +153,9 @@ def stage(course, assignment, staging, students=None):
     course, staging = pathlib.Path(course), pathlib.Path(staging)
     names = notebook_names(course, assignment)
     report = {}
+    for stale in staging.glob(f'*/{assignment}'):       # a submission taken out of submitted/ is not graded again
+        if stale.is_dir() and not (course / 'submitted' / stale.parent.name / assignment).is_dir():
+            shutil.rmtree(stale)
     for student_folder in sorted((course / 'submitted').iterdir()):
         folder = student_folder / assignment
         if not folder.is_dir() or students is not None and student_folder.name not in students:
