@@ -72,9 +72,9 @@ def autograde(course, monkeypatch, **options):
     return grading.autograde(ASSIGNMENT, **options)
 
 
-# A mark lost in every task, a stub, a warning on stderr and a copier: the kinds of notebook in the
-# demo class, compared cell for cell with plain nbgrader (test_demo_class checks all 16 against their marks).
-COMPARED = ('ada', 'cat', 'dan', 'fay', 'hal', 'ivy', 'max', 'nia', 'pam')
+# A mark lost in every task, a stub, full marks with a warning on stderr: the kinds of notebook in the demo
+# class, compared cell for cell with plain nbgrader (test_demo_class checks all 16 against their marks).
+COMPARED = ('cat', 'dan', 'fay', 'hal', 'ivy', 'max', 'nia')
 
 
 def test_parallel_marks_are_identical_to_plain_nbgrader(released, tmp_path, monkeypatch):
@@ -150,7 +150,7 @@ def test_cold_kernels_give_the_same_marks(released, tmp_path, monkeypatch):
     """Cold kernels (plain nbgrader's, and where no fork server can start) against the expected marks."""
     kernels = 'cold'
     course = shutil.copytree(released, tmp_path / kernels)
-    students = ['ada', 'ben', 'eve', 'max']
+    students = ['ada', 'eve', 'max']
     report = autograde(course, monkeypatch, students=students, kernels=kernels, progress=False)
     assert report.failed == []
     assert {t['kernels'] for t in report.timings} == {kernels}
@@ -158,7 +158,7 @@ def test_cold_kernels_give_the_same_marks(released, tmp_path, monkeypatch):
 
 
 def test_the_speed_ups_change_nothing_but_the_time(released, tmp_path, monkeypatch):
-    students = ['ada', 'dan', 'hal', 'max']
+    students = ['dan', 'max']
     fast = shutil.copytree(released, tmp_path / 'fast')
     slow = shutil.copytree(released, tmp_path / 'slow')
     autograde(fast, monkeypatch, students=students, progress=False,
