@@ -22,6 +22,7 @@ from conftest import ROOT, copy_course, needs_sandbox, run_grade
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
 from coursetools.instructor import report
+from test_demo_class import EXPECTED as DEMO_EXPECTED
 
 pytestmark = needs_sandbox
 
@@ -535,7 +536,7 @@ def test_every_student_gets_what_their_answers_deserve(hostile_class):
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
     got = {student: tuple(int(row[t]) for t in TASKS) for student, row in table.items()}
     expected = {student: marks_ for student, (_, marks_, _) in CATALOGUE.items()}
-    expected.update(cat=(0, 3, 2, 1, 3, 2), kim=(1, 3, 2, 1, 3, 1))  # as in test_demo_class.py
+    expected.update({student: DEMO_EXPECTED[student] for student in HONEST_DEMO_STUDENTS})
     assert got == expected
 
 
@@ -636,15 +637,15 @@ def test_interrupted_grading_is_completed_by_the_next_run(tmp_path):
     assert not (course / 'grades.csv.partial').exists() and (course / 'grades.csv').exists()
 
 
-def test_sequential_grading_cannot_be_forged_either(tmp_path):
-    """`--sequential` is plain `nbgrader autograde` with the course's config: its test cells are judged by the
-    trusted checker too."""
-    students = ('transformer', 'liar', 'patcher', 'recorder')
-    course = copy_course(tmp_path / 'course', students=[])
-    for student in students:
+def test_sequential_grading_gives_honest_notebooks_their_marks_and_cannot_be_forged_either(tmp_path):
+    """`--sequential` is plain `nbgrader autograde` with the course's config: honest notebooks get the marks of a
+    parallel run, and its test cells are judged by the trusted checker too."""
+    hostile, honest = ('transformer', 'liar', 'patcher', 'recorder'), ('ada', 'dan', 'max')
+    course = copy_course(tmp_path / 'course', students=honest)
+    for student in hostile:
         write_student(course, student, CATALOGUE[student][0]())
     result = run_grade(course, ASSIGNMENT, '--sequential', f'--SandboxedExecute.timeout={CELL_TIMEOUT}')
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
     assert {s: tuple(int(row[t]) for t in TASKS) for s, row in table.items()} == {
-        s: CATALOGUE[s][1] for s in students}
+        **{s: CATALOGUE[s][1] for s in hostile}, **{s: DEMO_EXPECTED[s] for s in honest}}
