@@ -522,7 +522,8 @@ def hostile_class(tmp_path_factory):
             path.write_text(text)
     protected = {name: digest(course / name) for name in ('source', 'release', 'submitted')}
     protected['config'] = hashlib.sha256((course / 'nbgrader_config.py').read_bytes()).hexdigest()
-    result = run_grade(course, ASSIGNMENT, f'--SandboxedExecute.timeout={CELL_TIMEOUT}')
+    result = run_grade(course, ASSIGNMENT, f'--SandboxedExecute.timeout={CELL_TIMEOUT}',
+                       '--SandboxedExecute.interrupt_grace_period=1')    # the looper swallows the interrupt
     return course, result, protected
 
 
