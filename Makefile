@@ -30,12 +30,12 @@ grade: venv
 
 ## make test: the whole test suite (installs what it needs, browsers and databases included), its modules spread
 ## over TEST_WORKERS processes (pytest-xdist --dist loadscope: a module stays on one), then the timing-sensitive ones (marked
-## serial: the browser, the widget's pace) apart from the grading, two modules at a time; the slowest tests are listed.
+## serial: the browser, the widget's pace) alone; the slowest tests are listed.
 TEST_WORKERS ?= 3
 test: venv
 	bash scripts/system-packages.sh test
 	$(BIN)/python -m pytest grader_tests -n $(TEST_WORKERS) --dist loadscope -m 'not serial' --durations=10
-	$(BIN)/python -m pytest grader_tests -n 2 --dist loadscope -m serial --durations=3
+	$(BIN)/python -m pytest grader_tests -m serial --durations=3
 
 ## make release: copy the widget package beside each notebook (as minimax_widget/) and regenerate release/ from
 ## source/ in the course's gradebook, so that `nbgrader autograde` can follow; only if that gradebook refuses (a

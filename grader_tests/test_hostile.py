@@ -641,7 +641,7 @@ def test_interrupted_grading_is_completed_by_the_next_run(tmp_path):
 def test_sequential_grading_gives_honest_notebooks_their_marks_and_cannot_be_forged_either(tmp_path):
     """`--sequential` is plain `nbgrader autograde` with the course's config: honest notebooks get the marks of a
     parallel run, and its test cells are judged by the trusted checker too."""
-    hostile, honest = ('transformer', 'liar', 'patcher', 'recorder'), ('ada', 'dan', 'max')
+    hostile, honest = ('transformer', 'liar', 'patcher', 'recorder'), ('dan', 'max')
     course = copy_course(tmp_path / 'course', students=honest)
     for student in hostile:
         write_student(course, student, CATALOGUE[student][0]())

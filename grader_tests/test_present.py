@@ -18,7 +18,7 @@ import pytest
 from coursetools.game import oracle
 from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port
 
-pytestmark = pytest.mark.serial        # a live browser: timing-sensitive, so run apart from the grading (Makefile)
+pytestmark = pytest.mark.serial        # a live browser: timing-sensitive, so run alone (Makefile)
 ROOT = __import__('conftest').ROOT
 USED = ('Makefile', 'requirements.txt', 'pyproject.toml', 'coursetools', 'source', 'nbgrader_config.py')
 
