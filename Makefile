@@ -34,7 +34,7 @@ grade: venv
 TEST_WORKERS ?= 3
 test: venv
 	bash scripts/system-packages.sh test
-	$(BIN)/python -m pytest grader_tests -n $(TEST_WORKERS) --dist loadscope -m 'not serial' --durations=10
+	$(BIN)/python -m pytest grader_tests -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -m 'not serial' --durations=10
 	$(BIN)/python -m pytest grader_tests -m serial --durations=3
 
 ## make release: copy the widget package beside each notebook (as minimax_widget/) and regenerate release/ from
