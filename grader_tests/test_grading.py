@@ -3,6 +3,7 @@ whichever way its kernels start (forked, started ahead, cold), with or without i
 (test_cluster.py grades on an existing Dask cluster), and reports a submission it cannot read without stopping."""
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,36 +71,6 @@ def outcomes(course, student):
 def autograde(course, monkeypatch, **options):
     monkeypatch.chdir(course)
     return grading.autograde(ASSIGNMENT, **options)
-
-
-# A mark lost in every task, a stub, full marks with a warning on stderr: the kinds of notebook in the demo
-# class, compared cell for cell with plain nbgrader (test_demo_class checks all 16 against their marks).
-COMPARED = ('cat', 'dan', 'fay', 'hal', 'ivy', 'max', 'nia')
-
-
-def test_parallel_marks_are_identical_to_plain_nbgrader(released, tmp_path, monkeypatch):
-    plain = shutil.copytree(released, tmp_path / 'plain')
-    par = shutil.copytree(released, tmp_path / 'parallel')
-    for course in (plain, par):
-        for student in set(EXPECTED) - set(COMPARED):
-            shutil.rmtree(course / 'submitted' / student)
-    nbgrader(plain, 'autograde', ASSIGNMENT, '--force')
-    log = io.StringIO()
-    report = autograde(par, monkeypatch, workers=2, stream=log)
-
-    assert report.failed == [], report.errors
-    assert sorted(report.graded) == sorted(COMPARED)
-    assert report.workers == 2
-    assert {t['kernels'] for t in report.timings} == {'forked'}
-    expected, got = grades(plain), grades(par)
-    assert len(expected) > len(COMPARED) * 12
-    assert got == expected                              # every grade cell, comment, timestamp, late penalty
-    assert task_marks(par) == {s: EXPECTED[s] for s in COMPARED}
-    for student in COMPARED:
-        assert outcomes(par, student) == outcomes(plain, student), student
-        folder = lambda c: sorted(p.name for p in (c / 'autograded' / student / ASSIGNMENT).iterdir())  # noqa: E731
-        assert folder(par) == folder(plain)
-    assert f'grading {len(COMPARED)}/{len(COMPARED)} 100%' in log.getvalue()   # plain progress lines (not a tty)
 
 
 def slot_processes():
@@ -241,3 +212,31 @@ def test_restore_hidden_tests_reads_the_cells_the_gradebook_holds(released):
                 assert got is expected or got == expected, (lookup, name)
         assert any(cell.name in cells.graded_cells for cell in notebook.task_cells + notebook.grade_cells)
         assert cells.find_notebook(ASSIGNMENT, ASSIGNMENT) is notebook      # anything else: the gradebook's own
+
+
+# A mark lost in every task, a stub, full marks with a warning on stderr: the kinds of notebook in the demo
+# class, compared cell for cell with plain nbgrader (test_demo_class checks all 16 against their marks).
+COMPARED = ('cat', 'dan', 'fay', 'hal', 'ivy', 'max', 'nia')
+
+
+def test_parallel_marks_are_identical_to_plain_nbgrader(released, graded_class, tmp_path):
+    """`make grade`'s parallel run (the shared demo class, graded as on a fresh clone) against plain `nbgrader
+    autograde` on the same submissions: every grade cell, comment, timestamp and late penalty, and the errors
+    in each test cell. Last in this module: the shared class is graded by then."""
+    ours, run = graded_class
+    plain = shutil.copytree(released, tmp_path / 'plain')
+    for student in set(EXPECTED) - set(COMPARED):
+        shutil.rmtree(plain / 'submitted' / student)
+    nbgrader(plain, 'autograde', ASSIGNMENT, '--force')
+    expected = grades(plain)
+    got = {key: value for key, value in grades(ours).items() if key[0] in COMPARED}
+    assert len(expected) > len(COMPARED) * 12
+    assert got == expected
+    assert {s: marks for s, marks in task_marks(ours).items() if s in COMPARED} == {s: EXPECTED[s] for s in COMPARED}
+    for student in COMPARED:
+        assert outcomes(ours, student) == outcomes(plain, student), student
+        folder = lambda c: sorted(p.name for p in (c / 'autograded' / student / ASSIGNMENT).iterdir())  # noqa: E731
+        assert folder(ours) == folder(plain)
+    output = run.stdout + run.stderr
+    assert f'grading {len(EXPECTED)}/{len(EXPECTED)} 100%' in output     # plain progress lines (not a tty)
+    assert re.search(rf'noughts_and_crosses: {len(EXPECTED)} notebooks on ([2-9]|\d\d+) workers', output)
