@@ -93,6 +93,26 @@ def score(state, player):
     assert tampering.notes_of(tampering.scan(source)) == []
 
 
+def test_cpython_s_spurious_ast_error_costs_no_note(monkeypatch):
+    """CPython 3.11's ast.parse may raise "AST constructor recursion depth mismatch" at random in a process with
+    threads (python/cpython#106905; it once named an honest notebook "could not read" in the trust class). A
+    parse that fails so is tried again, and one that keeps failing falls back to reading the text."""
+    import ast
+    real, failures = ast.parse, []
+
+    def flaky(source, *args, **kwargs):
+        if len(failures) < limit:
+            failures.append(source)
+            raise SystemError('AST constructor recursion depth mismatch (before=51, after=98)')
+        return real(source, *args, **kwargs)
+    monkeypatch.setattr(ast, 'parse', flaky)
+    for limit in (1, 10 ** 6):                # once: the retry parses it; always: the text is read instead
+        failures.clear()
+        found = tampering.notes_of(tampering.scan("import sys\nsys.settrace(print)"))
+        assert failures and any('settrace' in note for note in found), (limit, found)
+        assert tampering.notes_of(tampering.scan('x = 1')) == []
+
+
 def release():
     return nbformat.read(ROOT / 'release' / ASSIGNMENT / NOTEBOOK, as_version=4)
 

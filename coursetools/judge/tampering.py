@@ -22,6 +22,8 @@ import codecs
 import copy
 import re
 
+from coursetools.judge.checker_plan import parse
+
 #: What a student's code may do to the machinery that runs and judges cells, and the names that show it. A name
 #: with a dot matches the end of a dotted name in the code (`inspect.stack`, `self.session.send`); one without,
 #: any part of it. 'file descriptor N' stands for a call such as os.write(1, ...) or os.dup2(fd, 2).
@@ -120,9 +122,9 @@ def _matches(name, facts):
 def scan(source, depth=0) -> set:
     """The names (parts and dotted chains), strings and calls on file descriptors 1 and 2 in `source`."""
     try:
-        tree = ast.parse(_python(source))
+        tree = parse(_python(source))
         return _tree_facts(tree, depth)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return _text_facts(source)
 
 
@@ -188,9 +190,9 @@ def _add_string(facts, value, depth):
 
 def _parses(text):
     try:
-        ast.parse(text)
+        parse(text)
         return True
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return False
 
 
