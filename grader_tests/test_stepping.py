@@ -58,7 +58,7 @@ class Reference:
 
     def __init__(self, pruning, order, depth, o_maximises=False, strict=False):
         self.rules = (pruning, order, o_maximises, strict)      # o_maximises, strict: two mistakes a student makes
-        self.pruning, self.order, self.depth = pruning, order, depth
+        self.depth = depth
         self.visited = self.pruned = 0
         self.entered, self.backed, self.cuts = [], [], []
 

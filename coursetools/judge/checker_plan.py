@@ -6,6 +6,7 @@ import ast
 import importlib
 import json
 
+
 def parse(source):
     """`ast.parse`, once more on CPython 3.11's spurious SystemError ("AST constructor recursion depth
     mismatch", python/cpython#106905: a count shared by the threads of a process, as the grading process's)."""
