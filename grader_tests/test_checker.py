@@ -1,5 +1,6 @@
 """The trusted checker's own rules, without a kernel: the order test cells run in, which answers a kernel may be
 given and when, and the limits of a session."""
+import pathlib
 import subprocess
 import sys
 
@@ -86,3 +87,13 @@ def test_the_cells_of_a_task_share_one_counted_search_per_position():
     session.isolate('alphabeta', {}, {}, {})
     alphabeta(empty, 'x', -math.inf, math.inf)
     assert asked[-1] == (1, False) and len(asked) == 3
+
+
+def test_a_checker_server_whose_grading_process_is_gone_leaves_no_folder_behind():
+    from coursetools.judge.checker_host import CheckerServer
+    server = CheckerServer().start()
+    folder, process = server.folder, server.process
+    process.stdin.close()           # as when the grading process is killed: its end of the pipe closes
+    process.wait(timeout=30)
+    server.process = server.folder = None
+    assert not pathlib.Path(folder).exists()

@@ -618,23 +618,59 @@ def test_feedback_shows_messages_but_not_hidden_tests(hostile_class):
         assert secret in source and secret not in page
 
 
-def test_interrupted_grading_is_completed_by_the_next_run(tmp_path):
-    course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee'))
-    env = dict(os.environ, COURSE_ROOT=str(course))
-    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']
-    run = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT], cwd=course, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+def recorded_students(course):
+    """The students with a notebook whose marks are in the gradebook (none while it is being made)."""
+    try:
+        with sqlite3.connect(course / 'gradebook.db', timeout=10) as db:
+            return {row[0] for row in db.execute(
+                'SELECT DISTINCT student_id FROM submitted_assignment JOIN submitted_notebook ON '
+                'submitted_notebook.assignment_id = submitted_assignment.id JOIN grade ON grade.notebook_id = '
+                'submitted_notebook.id WHERE grade.auto_score IS NOT NULL')}
+    except sqlite3.OperationalError:        # no tables yet
+        return set()
+
+
+def interrupt_grading(course, signum, env, scratch=None):
+    """Start grading on one slot and send `signum` to its process group: once its checker is starting (in
+    `scratch`, if given), or else once one more student's notebook is recorded; returns (exit status, output)."""
+    before = recorded_students(course)
+    run = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--workers=1'],
+                           cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           start_new_session=True, text=True)
     deadline = time.time() + 120
-    while time.time() < deadline and not list((course / 'autograded').glob('*/*/*.ipynb')):
-        time.sleep(0.2)
-    os.killpg(run.pid, signal.SIGKILL)  # a power cut in the middle of autograding
-    run.wait()
+    while time.time() < deadline and run.poll() is None and not (
+            list(scratch.glob('checker-*')) if scratch else recorded_students(course) - before):
+        time.sleep(0.05)
+    os.killpg(run.pid, signum)
+    output, _ = run.communicate(timeout=60)
+    return run.returncode, output
+
+
+def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_path):
+    course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee', 'max'))
+    scratch = tmp_path / 'tmp'      # where the grading process makes its folders (TMPDIR)
+    scratch.mkdir()
+    env = dict(os.environ, COURSE_ROOT=str(course), TMPDIR=str(scratch))
+    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']
+    for signum, starting in ((signal.SIGTERM, scratch), (signal.SIGINT, None)):    # `kill` as it starts; Ctrl-C
+        started = time.monotonic()
+        status, output = interrupt_grading(course, signum, env, starting)
+        assert status == 130 and 'Interrupted.' in output and 'Traceback' not in output, output[-3000:]
+        assert time.monotonic() - started < 60          # the notebook out is stopped, not graded to its end
+        left = [path.name for path in scratch.iterdir() if path.name != 'dask-scratch-space']   # Dask's, reused
+        assert left == []                               # no folder left behind, so no process using one either
+        graded = recorded_students(course)               # only whole notebooks were recorded
+        assert graded == {path.parts[-3] for path in (course / 'autograded').glob('*/*/*.ipynb')}
+    assert 1 <= len(graded) < 5
+    status, _ = interrupt_grading(course, signal.SIGKILL, env)     # a power cut in the middle of autograding
+    assert status == -signal.SIGKILL
     with sqlite3.connect(course / 'gradebook.db') as db:
         assert db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
     result = run_grade(course, ASSIGNMENT)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
-    assert {s: sum(row.values()) for s, row in table.items()} == {'ada': 12, 'cat': 11, 'kim': 11, 'lee': 11}
+    assert {s: sum(row.values()) for s, row in table.items()} == {'ada': 12, 'cat': 11, 'kim': 11, 'lee': 11,
+                                                                  'max': 0}
     assert not (course / 'grades.csv.partial').exists() and (course / 'grades.csv').exists()
 
 

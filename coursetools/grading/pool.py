@@ -148,12 +148,13 @@ class Slot:
     def warm_up(self) -> None:
         """Start the checker and the fork server now, before the first notebook arrives."""
         from coursetools.grading.forkserver import ForkServerError
+        from coursetools.judge.checker_host import CheckerError
         try:
             self.checker.ensure()
             live = getattr(self.executor.kernel_source, 'live', None)
             if live is not None:
                 live()
-        except (ForkServerError, OSError) as error:       # the first notebook will say what is wrong
+        except (ForkServerError, CheckerError, OSError) as error:     # the first notebook will say what is wrong
             log.warning('could not warm up a grading slot: %s', error)
         finally:
             self.started.set()
@@ -173,24 +174,40 @@ class Slot:
         from coursetools.sandbox.bubblewrap import SandboxUnavailable
         try:
             try:
-                nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources),
-                                                         self.loop).result()
+                nb = self._run(job.nb, resources)
             except ForkServerError as error:      # the fork server cannot run here: cold kernels from now on
                 log.warning('kernel fork server unavailable, starting kernels cold instead: %s', error)
                 executor.kernel_source.close()
                 executor.kernel_source = self._kernel_source('cold')
-                nb, _ = asyncio.run_coroutine_threadsafe(executor.async_preprocess(job.nb, resources),
-                                                         self.loop).result()
+                nb = self._run(job.nb, resources)
         except (SandboxUnavailable, CheckerError) as error:
             raise WorkerFault(f'{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ""}') from None
         timing = dict(executor.timing, execute=time.perf_counter() - began, kernels=executor.kernel_source.name,
                       queued=arrived - job.submitted, started=arrived)
         return ExecutionResult(nb, attention_notes(nb) + list(dict.fromkeys(executor.notes)), timing)
 
+    running = None          # the asyncio task of the notebook out here, if any
+
+    def _run(self, nb, resources):
+        return asyncio.run_coroutine_threadsafe(self._preprocess(nb, resources), self.loop).result()[0]
+
+    async def _preprocess(self, nb, resources):
+        self.running = asyncio.current_task()
+        try:
+            return await self.executor.async_preprocess(nb, resources)
+        finally:
+            self.running = None
+
+    async def _stop(self):
+        if self.running is not None:        # an interrupted run: the notebook out here is not graded
+            self.running.cancel()
+            await asyncio.wait([self.running], timeout=30)
+        await self.executor.kernel_source.aclose()
+
     def close(self) -> None:
         self.started.wait(120)          # a slot still warming up would start its processes after this close
         try:
-            asyncio.run_coroutine_threadsafe(self.executor.kernel_source.aclose(), self.loop).result(60)
+            asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(60)
         except Exception as error:
             log.warning('could not stop a grading slot\'s kernels: %s', error)
         finally:
@@ -265,12 +282,12 @@ class GradingSlots(WorkerPlugin):
             slots, self.all, self.idle, self.token = self.all, [], [], None
             checker, self.checker = self.checker, None
         closing = [threading.Thread(target=slot.close, name='grading-slot-close') for slot in slots]
-        if checker is not None:
-            closing.append(threading.Thread(target=checker.close, name='grading-checker-close'))
         for thread in closing:          # each waits for its processes to exit: all at once
             thread.start()
         for thread in closing:
             thread.join()
+        if checker is not None:         # then the checker, which a slot still warming up would start again
+            checker.close()
         return len(slots)
 
 

@@ -172,6 +172,8 @@ class Run:
         try:
             self._grade_each(submissions, starter)
         except BaseException:
+            for future in self.pending:     # the workers then stop them as cancelled, not as failed
+                future.cancel()
             for submission in self.unfinished.values():
                 self.pipeline.forget(submission)
             raise
@@ -336,11 +338,11 @@ class Run:
         self._advance()
 
     def _finish(self, submission, executed):
-        self.unfinished.pop(id(submission), None)
         started = time.perf_counter()
         try:
             for note in self.pipeline.finish(submission, executed):
                 self.report.note(submission.student, note)
+            self.unfinished.pop(id(submission), None)       # only now: an interrupt before this records nothing
             self.report.graded.append(submission.student)
         except adapters.FATAL_ERRORS:
             self.pipeline.discard(submission)

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 
@@ -345,11 +346,16 @@ def main(argv=None):
         settings['progress'] = not args.no_progress
     if args.scheduler_timeout is not None:
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
+    signal.signal(signal.SIGTERM, _interrupt)      # `kill`, a job scheduler's stop: as Ctrl-C
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
                              students=args.students, force=args.force, **settings)
     except (cluster.SchedulerUnreachable, NoWorkerCanGrade) as error:
         raise SystemExit(f'Cannot grade: {error}') from None
+    except KeyboardInterrupt:
+        print('\nInterrupted. The notebooks graded before it are in the gradebook; nothing of the others is. '
+              '`make grade` again grades the rest (then feedback, grades.csv and the reports).', file=sys.stderr)
+        raise SystemExit(130) from None
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
@@ -362,6 +368,10 @@ def main(argv=None):
     if unfinished:
         raise SystemExit(f'Not graded because of the workers (nothing recorded for them; grade again once a worker '
                          f'can): {", ".join(unfinished)}')
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == '__main__':

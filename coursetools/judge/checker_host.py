@@ -78,7 +78,7 @@ class CheckerServer:
         self.log_path, self.assignment, self.warm = log_path, assignment, list(warm)
         self.process = None
         self.folder = None
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()     # a close waits for a start under way
 
     def start(self):
         env = dict(os.environ)
@@ -146,12 +146,13 @@ class CheckerServer:
         return CheckerSession(connection)
 
     def close(self):
-        process, self.process = self.process, None
-        if process is not None:
-            stop_process(process)
-        if self.folder:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
+        with self.lock:
+            process, self.process = self.process, None
+            if process is not None:
+                stop_process(process)
+            if self.folder:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                self.folder = None
 
 
 atexit.register(CheckerServer.close_shared)

@@ -82,9 +82,20 @@ def serve_session(host_in, host_out):
             return
 
 
+def remove_socket(path):
+    """The socket and its folder (the host's, which it removes too unless it was killed first)."""
+    for remove in (os.unlink, os.rmdir):
+        try:
+            remove(path)
+        except OSError:
+            pass
+        path = os.path.dirname(path)
+
+
 def main():
     """The checker server: warm up the checks modules named in argv[2:], then fork a session for every
     connection to the socket at argv[1]; stop when the host closes stdin."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is for the grading process, which then closes us
     control = os.fdopen(os.dup(1), 'wb', buffering=0)
     os.dup2(2, 1)             # stray prints go to the log, never into a protocol
     warm_up(sys.argv[2:])
@@ -97,6 +108,7 @@ def main():
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [])
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
+            remove_socket(path)
             return
         if listener in ready:
             connection, _ = listener.accept()
