@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import nbformat
@@ -632,18 +633,21 @@ def recorded_students(course):
 
 def interrupt_grading(course, signum, env, scratch=None):
     """Start grading on one slot and send `signum` to its process group: once its checker is starting (in
-    `scratch`, if given), or else once one more student's notebook is recorded; returns (exit status, output)."""
-    before = recorded_students(course)
+    `scratch`, if given), or else once its progress line says a notebook is done; returns (exit status, output)."""
     run = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--workers=1'],
                            cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            start_new_session=True, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(run.stdout), daemon=True)
+    reader.start()
     deadline = time.time() + 120
     while time.time() < deadline and run.poll() is None and not (
-            list(scratch.glob('checker-*')) if scratch else recorded_students(course) - before):
+            list(scratch.glob('checker-*')) if scratch else any(line.startswith('grading 1/') for line in lines)):
         time.sleep(0.05)
     os.killpg(run.pid, signum)
-    output, _ = run.communicate(timeout=60)
-    return run.returncode, output
+    run.wait(timeout=60)
+    reader.join(10)
+    return run.returncode, ''.join(lines)
 
 
 def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_path):

@@ -29,6 +29,7 @@ from typing import Optional
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
+from coursetools.judge.checker_host import CheckerError
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,6 @@ class Slot:
     def warm_up(self) -> None:
         """Start the checker and the fork server now, before the first notebook arrives."""
         from coursetools.grading.forkserver import ForkServerError
-        from coursetools.judge.checker_host import CheckerError
         try:
             self.checker.ensure()
             live = getattr(self.executor.kernel_source, 'live', None)
@@ -170,7 +170,6 @@ class Slot:
         resources = dict(job.resources, metadata=dict(job.resources.get('metadata') or {}, path=folder),
                          trusted_cells=job.trusted)
         executor = self.executor
-        from coursetools.judge.checker_host import CheckerError
         from coursetools.sandbox.bubblewrap import SandboxUnavailable
         try:
             try:
@@ -189,18 +188,13 @@ class Slot:
     running = None          # the asyncio task of the notebook out here, if any
 
     def _run(self, nb, resources):
-        return asyncio.run_coroutine_threadsafe(self._preprocess(nb, resources), self.loop).result()[0]
-
-    async def _preprocess(self, nb, resources):
-        self.running = asyncio.current_task()
-        try:
+        async def preprocess():
+            self.running = asyncio.current_task()
             return await self.executor.async_preprocess(nb, resources)
-        finally:
-            self.running = None
+        return asyncio.run_coroutine_threadsafe(preprocess(), self.loop).result()[0]
 
     async def _stop(self):
-        if self.running is not None:        # an interrupted run: the notebook out here is not graded
-            self.running.cancel()
+        if self.running is not None and self.running.cancel():     # a notebook out here: it is not graded
             await asyncio.wait([self.running], timeout=30)
         await self.executor.kernel_source.aclose()
 

@@ -4,6 +4,7 @@ CPU-time and memory limits, so that nothing one notebook's answers reached serve
 import os
 import resource
 import select
+import shutil
 import signal
 import socket
 import sys
@@ -82,16 +83,6 @@ def serve_session(host_in, host_out):
             return
 
 
-def remove_socket(path):
-    """The socket and its folder (the host's, which it removes too unless it was killed first)."""
-    for remove in (os.unlink, os.rmdir):
-        try:
-            remove(path)
-        except OSError:
-            pass
-        path = os.path.dirname(path)
-
-
 def main():
     """The checker server: warm up the checks modules named in argv[2:], then fork a session for every
     connection to the socket at argv[1]; stop when the host closes stdin."""
@@ -108,7 +99,7 @@ def main():
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [])
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
-            remove_socket(path)
+            shutil.rmtree(os.path.dirname(path), ignore_errors=True)     # the host's folder, if it was killed
             return
         if listener in ready:
             connection, _ = listener.accept()
