@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -84,8 +85,19 @@ def run_separately(course, command, *args, db=None, check=True):
     """`nbgrader <command> <args>` as a process of its own in the course folder; stops with its log if it fails
     (unless check=False). Returns the finished process."""
     argv = [command, *_argv(args, db)]
-    result = subprocess.run([sys.executable, '-m', 'nbgrader', *argv], cwd=course.root, env=_env(),
-                            capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix='nbgrader-') as scratch, subprocess.Popen(   # all it leaves: removed
+            [sys.executable, '-m', 'nbgrader', *argv], cwd=course.root, env=dict(_env(), TMPDIR=scratch), text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as process:
+        try:
+            output, errors = process.communicate()
+        except KeyboardInterrupt:       # one Ctrl-C for it too: nbgrader then removes what it began for a student
+            process.send_signal(signal.SIGINT)
+            try:
+                process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            raise
+    result = subprocess.CompletedProcess(process.args, process.returncode, output, errors)
     if result.returncode != 0 and check:
         raise CommandFailed(argv, result.stdout + result.stderr)
     return result
