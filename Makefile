@@ -29,13 +29,15 @@ grade: venv
 	$(BIN)/python -m coursetools.instructor.grade $(ASSIGNMENT) $(ARGS)
 
 ## make test: the whole test suite (installs what it needs, browsers and databases included), its modules spread
-## over TEST_WORKERS processes (pytest-xdist --dist loadscope: a module stays on one), then the timing-sensitive ones (marked
-## serial: the browser, the widget's pace) alone; the slowest tests are listed.
+## over TEST_WORKERS processes (pytest-xdist --dist loadscope: a module stays on one), then the live-browser modules
+## (marked serial) beside each other only, then the timing-sensitive tests (marked alone: formgrader, the widget's
+## pace) one at a time; the slowest tests are listed.
 TEST_WORKERS ?= 3
 test: venv
 	bash scripts/system-packages.sh test
-	$(BIN)/python -m pytest grader_tests -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -m 'not serial' --durations=10
-	$(BIN)/python -m pytest grader_tests -m serial --durations=3
+	$(BIN)/python -m pytest grader_tests -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -m 'not serial and not alone' --durations=10
+	$(BIN)/python -m pytest grader_tests -n 3 --dist loadscope -m serial --durations=3
+	$(BIN)/python -m pytest grader_tests -m alone --durations=2
 
 ## make release: copy the widget package beside each notebook (as minimax_widget/) and regenerate release/ from
 ## source/ in the course's gradebook, so that `nbgrader autograde` can follow; only if that gradebook refuses (a

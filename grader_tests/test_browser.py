@@ -25,7 +25,7 @@ import pytest
 
 from coursetools.game import oracle
 
-pytestmark = pytest.mark.serial        # a live browser: timing-sensitive, so run alone (Makefile)
+pytestmark = pytest.mark.serial        # a live browser: after the grading tests, beside other browsers only
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / 'source'
 WIDGET_PACKAGE = ROOT / 'coursetools' / 'widget'

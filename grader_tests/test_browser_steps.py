@@ -20,7 +20,7 @@ from test_stepping import Reference
 # test_browser.py's fixtures, used here under the same names: its folder, its Jupyter server, its chromium
 server, browser, open_page = test_browser.server, test_browser.browser, test_browser.open_page
 
-pytestmark = pytest.mark.serial        # a live browser: timing-sensitive, so run alone (Makefile)
+pytestmark = pytest.mark.serial        # a live browser: after the grading tests, beside other browsers only
 INF = math.inf
 VALUE = {1: '+1', 0: '0', -1: '−1'}
 

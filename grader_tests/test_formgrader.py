@@ -14,7 +14,7 @@ from coursetools.instructor import democlass, marks
 from test_browser import ARTIFACTS, Server
 from test_nbgrader_tools import checkout, log_of, prefixed_nbgrader
 
-pytestmark = [pytest.mark.serial, needs_sandbox]
+pytestmark = [pytest.mark.alone, needs_sandbox]
 browser, open_page = test_browser.browser, test_browser.open_page
 STUDENT = 'zoe'
 ASSIGNMENT = 'alpha_beta'

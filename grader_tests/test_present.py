@@ -18,7 +18,7 @@ import pytest
 from coursetools.game import oracle
 from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port
 
-pytestmark = pytest.mark.serial        # a live browser: timing-sensitive, so run alone (Makefile)
+pytestmark = pytest.mark.serial        # a live browser: after the grading tests, beside other browsers only
 ROOT = __import__('conftest').ROOT
 USED = ('Makefile', 'requirements.txt', 'pyproject.toml', 'coursetools', 'source', 'nbgrader_config.py')
 

@@ -432,7 +432,7 @@ def test_illegal_clicks_say_why(make_widget):
     assert 'The game is over' in w.ui.note.value
 
 
-@pytest.mark.serial
+@pytest.mark.alone
 def test_the_speed_slider_sets_the_pace(make_widget):
     w = make_widget()
     w.ui.pace.value = 0.2
