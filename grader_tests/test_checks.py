@@ -8,6 +8,7 @@ import pytest
 
 from coursetools.game import oracle
 from coursetools.checks import noughts_and_crosses as hidden
+from coursetools.checks.isolation import memoized
 
 
 def test_oracle_agrees_with_the_published_numbers():
@@ -17,7 +18,9 @@ def test_oracle_agrees_with_the_published_numbers():
     assert oracle.value(oracle.EMPTY_BOARD, 'x') == 0
 
 
-def test_reference_solution_passes_every_check(reference):
+def test_reference_solution_passes_every_check(reference, monkeypatch):
+    # as the grader runs it: the student's score remembers each position (its recursion included)
+    monkeypatch.setitem(reference, 'score', memoized(reference['score'], 'own'))
     hidden.print_state_format(reference['print_state'])
     hidden.score_end_rows_and_columns(reference['score_end'])
     hidden.score_end_diagonals(reference['score_end'])

@@ -58,15 +58,24 @@ def test_test_cells_bind_only_test_functions_and_private_names(assignment):
             assert all(name.startswith(('test_', '_')) for name in bound), (cell.metadata.nbgrader.grade_id, bound)
 
 
-@pytest.mark.parametrize('assignment', sorted(FORMER_NAMES))
-def test_helpers_named_like_old_test_variables_keep_full_marks(tmp_path, assignment):
-    course = copy_course(tmp_path / 'course', students=[])
-    folder = course / 'submitted' / 'quin' / assignment
-    folder.mkdir(parents=True)
-    release = nbformat.read(course / 'release' / assignment / f'{assignment}.ipynb', as_version=4)
-    nbformat.write(democlass.fill(release, *student(assignment)), folder / f'{assignment}.ipynb')
-    result = run_grade(course, assignment)
+@pytest.fixture(scope='module')
+def graded_quin(tmp_path_factory):
+    """A course whose one student, quin, handed in both workbooks with the helpers, graded in one run."""
+    course = copy_course(tmp_path_factory.mktemp('namespaces') / 'course', students=[])
+    for assignment in FORMER_NAMES:
+        folder = course / 'submitted' / 'quin' / assignment
+        folder.mkdir(parents=True)
+        release = nbformat.read(course / 'release' / assignment / f'{assignment}.ipynb', as_version=4)
+        nbformat.write(democlass.fill(release, *student(assignment)), folder / f'{assignment}.ipynb')
+    result = run_grade(course)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return course
+
+
+@pytest.mark.parametrize('assignment', sorted(FORMER_NAMES))
+def test_helpers_named_like_old_test_variables_keep_full_marks(graded_quin, tmp_path, assignment):
+    course = graded_quin
+    release = nbformat.read(course / 'release' / assignment / f'{assignment}.ipynb', as_version=4)
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), assignment)
     assert sum(table['quin'].values()) == FULL[assignment], table['quin']
 
