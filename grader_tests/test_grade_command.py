@@ -3,7 +3,14 @@ students with one workbook of two), a course with real work (never touched) and 
 in yet beside one that has submissions. `--sequential` is graded in test_hostile.py, honest and hostile
 notebooks together."""
 import csv
+import os
+import pathlib
 import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
 
 from conftest import ROOT, copy_course, run_grade
 from test_demo_class import EXPECTED
@@ -34,3 +41,18 @@ def test_real_work_is_never_touched_and_an_assignment_nobody_handed_in_stops_not
     assert sum('No submissions yet for alpha_beta' in line for line in result.stdout.splitlines()) == 1
     assert (course / 'grades.csv').exists() and (course / 'reports' / 'noughts_and_crosses.html').exists()
     assert not (course / 'reports' / 'alpha_beta.html').exists()
+
+
+@pytest.mark.parametrize('length, args', [(72, ()), (60, ('--sequential',))])
+def test_a_temporary_folder_too_long_for_the_kernels_sockets_is_refused_in_one_line(tmp_path, length, args):
+    course = copy_course(tmp_path / 'course', students=('ada',))
+    folder = pathlib.Path(tempfile.mkdtemp())
+    folder = folder / ('t' * (length - len(str(folder)) - 1))     # a path of `length` bytes, under /tmp
+    folder.mkdir()
+    env = dict(os.environ, COURSE_ROOT=str(course), TMPDIR=str(folder))
+    result = subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', *args], cwd=course, env=env,
+                            capture_output=True, text=True)
+    shutil.rmtree(folder.parent)
+    assert result.returncode == 1 and result.stdout == ''
+    assert result.stderr.startswith(f'Cannot grade: the temporary folder {folder} has a path of {length} bytes')
+    assert not (course / 'gradebook.db').exists()

@@ -23,6 +23,7 @@ import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
 from coursetools.instructor import democlass
+from coursetools.instructor import grade
 from coursetools.instructor import marks
 from coursetools.instructor import report
 from test_demo_class import EXPECTED as DEMO_EXPECTED
@@ -657,7 +658,9 @@ def interrupt_grading(course, signum, env, when, *args):
 
 def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_path):
     course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee', 'max'))
-    scratch = pathlib.Path(tempfile.mkdtemp())     # the grading process's TMPDIR (short: it holds a socket)
+    top = pathlib.Path(tempfile.mkdtemp())        # the grading process's TMPDIR: as long as --sequential allows
+    scratch = top / ('t' * (grade.KERNEL_SOCKET_ROOM - len('/nb-XXXXXXXX') - len(str(top)) - 1))
+    scratch.mkdir()
     env = dict(os.environ, COURSE_ROOT=str(course), TMPDIR=str(scratch))
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']
     before = set()
@@ -683,7 +686,7 @@ def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_pat
         kept = autograded_students(course)       # Ctrl-C on the parallel run came after a notebook was done
         assert kept >= before and len(kept) > len(before) if when is one_graded else kept >= before
         before = kept
-    shutil.rmtree(scratch)
+    shutil.rmtree(top)
     status, _ = interrupt_grading(course, signal.SIGKILL, env, one_graded)     # a power cut in the middle
     assert status == -signal.SIGKILL
     with sqlite3.connect(course / 'gradebook.db') as db:

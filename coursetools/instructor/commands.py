@@ -81,11 +81,14 @@ def _run_app(command, argv):
     return 0, log.getvalue()
 
 
+SCRATCH_PREFIX = 'nb-'       # short: the kernels' sockets are files below it
+
+
 def run_separately(course, command, *args, db=None, check=True):
     """`nbgrader <command> <args>` as a process of its own in the course folder; stops with its log if it fails
     (unless check=False). Returns the finished process."""
     argv = [command, *_argv(args, db)]
-    with tempfile.TemporaryDirectory(prefix='nbgrader-') as scratch, subprocess.Popen(   # all it leaves: removed
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch, subprocess.Popen(   # all it leaves: removed
             [sys.executable, '-m', 'nbgrader', *argv], cwd=course.root, env=dict(_env(), TMPDIR=scratch), text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as process:
         try:

@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import time
 
 from coursetools.instructor import commands
@@ -346,7 +347,8 @@ def main(argv=None):
         settings['progress'] = not args.no_progress
     if args.scheduler_timeout is not None:
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
-    signal.signal(signal.SIGTERM, _interrupt)      # `kill`, a job scheduler's stop: as Ctrl-C
+    check_temporary_folder(args.sequential)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)      # `kill`, a job scheduler's stop: as Ctrl-C
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
                              students=args.students, force=args.force, **settings)
@@ -370,8 +372,19 @@ def main(argv=None):
                          f'can): {", ".join(unfinished)}')
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+# A Unix socket's path holds 107 bytes; a kernel's ZeroMQ sockets are at <temp>/nbfork-XXXXXXXX/conn/kernelNNNN/k-N.
+KERNEL_SOCKET_ROOM = 107 - len('/nbfork-XXXXXXXX/conn/kernel9999/k-9')
+
+
+def check_temporary_folder(sequential):
+    """Refuse, in one line, a temporary folder whose path leaves no room for the kernels' sockets (every kernel
+    would fail to start); `--sequential`'s nbgrader process has a folder of its own in it."""
+    folder = tempfile.gettempdir()
+    room = KERNEL_SOCKET_ROOM - (len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') if sequential else 0)
+    if len(os.fsencode(folder)) > room:
+        raise SystemExit(f'Cannot grade: the temporary folder {folder} has a path of {len(os.fsencode(folder))} '
+                         f'bytes, and the kernels\' sockets in it need one of at most {room}. Set a shorter one: '
+                         'TMPDIR=/tmp make grade')
 
 
 if __name__ == '__main__':
