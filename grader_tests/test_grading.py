@@ -96,6 +96,13 @@ def until(condition, seconds):
     return condition()
 
 
+def listening_beyond_this_machine():
+    """The addresses this process listens on that another machine could reach."""
+    import psutil
+    return [c.laddr for c in psutil.Process().net_connections(kind='inet')
+            if c.status == psutil.CONN_LISTEN and c.laddr.ip not in ('127.0.0.1', '::1')]
+
+
 def test_workers_started_ahead_are_warm_before_grading_and_gone_after(released, tmp_path, monkeypatch):
     """`make grade` starts autograde's workers before it releases the assignment (`grading.start`): each slot's
     fork server and checker run before grading begins, and none is left once the run is closed, whether it
@@ -110,6 +117,7 @@ def test_workers_started_ahead_are_warm_before_grading_and_gone_after(released, 
 
     run = grading.start(ASSIGNMENT, workers=2, students=['ada', 'cat'], progress=False)
     assert until(lambda: len(slot_processes()) == 3, 60), slot_processes()
+    assert listening_beyond_this_machine() == []        # Dask's HTTP pages (task keys name students) included
     report = run.run()
     run.close()
     assert until(lambda: slot_processes() == [], 10), slot_processes()

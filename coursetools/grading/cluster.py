@@ -46,9 +46,13 @@ class Cluster:
         else:
             # The worker's statistical profiler would sample this process's threads every 10 ms, for a dashboard
             # that is not started.
-            with dask.config.set({'distributed.worker.profile.enabled': False}):
+            # Dask serves HTTP pages (task keys name students) on :8787 of every interface, dashboard or not: none.
+            with dask.config.set({'distributed.worker.profile.enabled': False, 'distributed.scheduler.http.routes': [],
+                                  'distributed.worker.http.routes': []}):
                 self.local = LocalCluster(n_workers=1, threads_per_worker=workers or default_workers(),
-                                          processes=False, dashboard_address=None, silence_logs=logging.ERROR)
+                                          processes=False, dashboard_address=None, silence_logs=logging.ERROR,
+                                          scheduler_kwargs={'dashboard_address': '127.0.0.1:0'},
+                                          worker_dashboard_address='127.0.0.1:0')
             self.client = Client(self.local, set_as_default=False)
         self.threads = sum(int(w.get('nthreads', 1)) for w in self.client.scheduler_info().get('workers', {}).values())
 

@@ -21,6 +21,7 @@ runs in the kernel.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -188,10 +189,8 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
             kc.start_channels()
             await wait_until_ready(kc, self.startup_timeout)
         except Exception as error:
-            try:
+            with contextlib.suppress(Exception):
                 await km.shutdown_kernel(now=True)
-            except Exception:
-                pass
             raise RuntimeError(f'The grading kernel could not start: {error}\nkernel log:\n{km.log_tail()}') from error
         return km, kc
 
@@ -205,10 +204,8 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
         km, kc = self.km, self.kc
         self.km = self.kc = None
         if kc is not None:
-            try:
+            with contextlib.suppress(Exception):
                 kc.stop_channels()
-            except Exception:
-                pass
         if km is None:
             return
         try:
@@ -223,10 +220,8 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                     await km.provisioner.kill()
             except Exception:
                 pass
-        try:
+        with contextlib.suppress(Exception):
             await km.cleanup_resources()
-        except Exception:
-            pass
 
     def _exit_description(self) -> str:
         try:
