@@ -638,9 +638,9 @@ def autograded_students(course):
     return {path.parts[-3] for path in (course / 'autograded').glob('*/*/*.ipynb')}
 
 
-def interrupt_grading(course, signum, env, when, *args):
+def interrupt_grading(course, signum, env, when, *args, meanwhile=None):
     """`make grade`'s command on one slot, sent `signum` (to its process group, as a terminal sends Ctrl-C) once
-    `when(course, output lines)`; returns (exit status, output)."""
+    `when(course, output lines)` (and `meanwhile()` has run, if given); returns (exit status, output)."""
     run = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--workers=1', *args],
                            cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            start_new_session=True, text=True)
@@ -650,6 +650,8 @@ def interrupt_grading(course, signum, env, when, *args):
     deadline = time.time() + 120
     while time.time() < deadline and run.poll() is None and not when(course, lines):
         time.sleep(0.05)
+    if meanwhile is not None:
+        meanwhile()
     os.killpg(run.pid, signum)
     run.wait(timeout=60)
     reader.join(10)
@@ -674,10 +676,18 @@ def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_pat
     def one_written(course, lines):
         return autograded_students(course) - before
 
+    def a_second_run_is_refused():
+        second = subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT], cwd=course,
+                                env=env, capture_output=True, text=True)
+        refusals.append((second.returncode, second.stdout, second.stderr))
+
+    refusals = []
+
     for signum, when, args in ((signal.SIGTERM, starting, ()), (signal.SIGINT, one_graded, ()),  # `kill`; Ctrl-C
                                (signal.SIGINT, one_written, ('--sequential',))):                  # plain nbgrader
         started = time.monotonic()
-        status, output = interrupt_grading(course, signum, env, when, *args)
+        status, output = interrupt_grading(course, signum, env, when, *args,
+                                           meanwhile=a_second_run_is_refused if when is one_graded else None)
         assert status == 130 and 'Interrupted.' in output and 'Traceback' not in output, output[-3000:]
         assert time.monotonic() - started < 60          # the notebook out is stopped, not graded to its end
         left = [path.name for path in scratch.iterdir() if path.name != 'dask-scratch-space']   # Dask's, reused
@@ -686,6 +696,8 @@ def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_pat
         kept = autograded_students(course)       # Ctrl-C on the parallel run came after a notebook was done
         assert kept >= before and len(kept) > len(before) if when is one_graded else kept >= before
         before = kept
+    assert len(refusals) == 1 and refusals[0][:2] == (1, '') and refusals[0][2].startswith(
+        'Cannot grade: `make grade` is already running in this course (process '), refusals
     shutil.rmtree(top)
     status, _ = interrupt_grading(course, signal.SIGKILL, env, one_graded)     # a power cut in the middle
     assert status == -signal.SIGKILL
