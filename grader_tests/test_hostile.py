@@ -23,7 +23,7 @@ import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
 from coursetools.instructor import democlass
-from coursetools.instructor import grade
+from coursetools.instructor import preflight
 from coursetools.instructor import marks
 from coursetools.instructor import report
 from test_demo_class import EXPECTED as DEMO_EXPECTED
@@ -661,7 +661,7 @@ def interrupt_grading(course, signum, env, when, *args, meanwhile=None):
 def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_path):
     course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee', 'max'))
     top = pathlib.Path(tempfile.mkdtemp())        # the grading process's TMPDIR: as long as --sequential allows
-    scratch = top / ('t' * (grade.KERNEL_SOCKET_ROOM - len('/nb-XXXXXXXX') - len(str(top)) - 1))
+    scratch = top / ('t' * (preflight.KERNEL_SOCKET_ROOM - len('/nb-XXXXXXXX') - len(str(top)) - 1))
     scratch.mkdir()
     env = dict(os.environ, COURSE_ROOT=str(course), TMPDIR=str(scratch))
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']

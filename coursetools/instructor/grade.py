@@ -14,19 +14,18 @@ by the trusted checker (`coursetools.judge.checker`).
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import re
 import shutil
 import signal
 import sys
-import tempfile
 import time
 
 from coursetools.instructor import commands
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
+from coursetools.instructor import preflight
 from coursetools.instructor import roster
 from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
@@ -348,8 +347,8 @@ def main(argv=None):
         settings['progress'] = not args.no_progress
     if args.scheduler_timeout is not None:
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
-    check_temporary_folder(args.sequential)
-    hold_the_course(course)
+    preflight.check_temporary_folder(args.sequential)
+    preflight.hold_the_course(course)
     signal.signal(signal.SIGTERM, signal.default_int_handler)      # `kill`, a job scheduler's stop: as Ctrl-C
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
@@ -372,44 +371,6 @@ def main(argv=None):
     if unfinished:
         raise SystemExit(f'Not graded because of the workers (nothing recorded for them; grade again once a worker '
                          f'can): {", ".join(unfinished)}')
-
-
-def hold_the_course(course):
-    """One `make grade` at a time in a course: two would share its staging folder, `autograded/` and gradebook.
-    The lock is held until this process ends, however it ends."""
-    folder = course.root / '.grading'
-    folder.mkdir(exist_ok=True)
-    lock = open(folder / 'lock', 'a+')
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.seek(0)
-        holder = lock.read().strip()
-        by = f' (process {holder})' if holder else ''
-        raise SystemExit(f'Cannot grade: `make grade` is already running in this course{by}; wait for it to end, '
-                         'or stop it first.') from None
-    lock.truncate(0)
-    lock.write(f'{os.getpid()}\n')
-    lock.flush()
-    _HELD.append(lock)
-
-
-_HELD = []          # the course's lock file, open while this process runs
-
-
-# A Unix socket's path holds 107 bytes; a kernel's ZeroMQ sockets are at <temp>/nbfork-XXXXXXXX/conn/kernelNNNN/k-N.
-KERNEL_SOCKET_ROOM = 107 - len('/nbfork-XXXXXXXX/conn/kernel9999/k-9')
-
-
-def check_temporary_folder(sequential):
-    """Refuse, in one line, a temporary folder whose path leaves no room for the kernels' sockets (every kernel
-    would fail to start); `--sequential`'s nbgrader process has a folder of its own in it."""
-    folder = tempfile.gettempdir()
-    room = KERNEL_SOCKET_ROOM - (len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') if sequential else 0)
-    if len(os.fsencode(folder)) > room:
-        raise SystemExit(f'Cannot grade: the temporary folder {folder} has a path of {len(os.fsencode(folder))} '
-                         f'bytes, and the kernels\' sockets in it need one of at most {room}. Set a shorter one: '
-                         'TMPDIR=/tmp make grade')
 
 
 if __name__ == '__main__':
