@@ -1,5 +1,4 @@
 """The report after grading (coursetools/instructor/report.py): reports/<assignment>.html for the graded demo class."""
-import base64
 import html
 import json
 import re
@@ -13,6 +12,7 @@ import pytest
 from conftest import ROOT
 from coursetools.instructor import report
 from test_demo_class import EXPECTED, TASKS
+from test_varied_class import FULL
 
 A = 'noughts_and_crosses'
 
@@ -70,9 +70,18 @@ def test_page_is_self_contained(page):
     assert '<link' not in page and '<script' not in page and '@import' not in page
     assert not re.search(r'src="(?!data:)', page), 'the page must not load anything'
     assert re.findall(r'href="([^"]*)"', page) == [f'{A}-similarity.html']     # a link to its sibling, no more
-    images = re.findall(r'<img [^>]*src="data:image/png;base64,([^"]+)"', page)
-    assert len(images) == len(TASKS) + 1 and len(images) == page.count('<img ')
-    assert all(base64.b64decode(image)[:8] == b'\x89PNG\r\n\x1a\n' for image in images)
+    assert '<img' not in page and page.count('<svg ') == len(TASKS) + 1      # the charts are drawn in the page
+
+
+def test_each_chart_counts_the_students_at_each_mark(page):
+    charts = re.findall(r'<figure class="(task|total)-histogram"(?: data-task="([^"]+)")?>(.*?)</figure>', page)
+    assert [task for kind, task, _ in charts] == [*TASKS, '']
+    for number, (kind, task, chart) in enumerate(charts):
+        marks_of = [expected[number] if kind == 'task' else sum(expected) for expected in EXPECTED.values()]
+        bars = {float(mark): int(count) for mark, count in
+                re.findall(r'<rect class="bar" data-mark="([^"]+)" data-count="(\d+)"', chart)}
+        assert bars == {mark: marks_of.count(mark) for mark in range(int(max(bars)) + 1)}, task or 'total'
+        assert max(bars) == (sum(FULL) if kind == 'total' else FULL[number])        # a bar for every mark
 
 
 def graded_copy(graded_class, tmp_path):

@@ -1,4 +1,4 @@
-"""The report after grading: reports/<assignment>.html, one self-contained page (images embedded as base64).
+"""The report after grading: reports/<assignment>.html, one self-contained page (its charts drawn in it as SVG).
 
     python -m coursetools.instructor.report [--assignment A] [--db URL] [--course DIR]
 
@@ -15,16 +15,14 @@ kernel deaths, timeouts), and shows
 grades.csv (nbgrader's export) is written by `make grade` next to it.
 """
 import argparse
-import base64
 import collections
 import datetime
 import html
-import io
 import json
+import math
 import pathlib
 import re
 
-from matplotlib.figure import Figure
 from nbgrader.api import MissingEntry
 
 from coursetools.instructor import marks
@@ -159,31 +157,35 @@ def gather(course, assignment, db_url):
 
 # ---------------------------------------------------------------------------------------------------- drawing
 
-def _png(figure):
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format='png', dpi=100)
-    return base64.b64encode(buffer.getvalue()).decode('ascii')
-
-
-def histogram(values, maximum, title, width=2.6, height=2.0, colour='#3b78b0'):
-    """A bar per possible mark (0, 1, ... maximum; halves too if any mark is fractional), base64 PNG."""
+def histogram(values, maximum, title, width=260, colour='#3b78b0'):
+    """A bar per possible mark (0, 1, ... maximum; halves too if any mark is fractional), as inline SVG; each bar
+    carries its mark and count (`data-mark`, `data-count`, and a tooltip)."""
     step = 1 if all(float(v).is_integer() for v in values) and float(maximum).is_integer() else 0.5
     marks_axis = [i * step for i in range(int(round(maximum / step)) + 1)]
     counts = collections.Counter(round(v / step) * step for v in values)
-    figure = Figure(figsize=(width, height))
-    axes = figure.subplots()
-    axes.bar([str(f'{m:g}') for m in marks_axis], [counts.get(m, 0) for m in marks_axis], color=colour,
-             edgecolor='#1f3f5f', width=0.8)
-    axes.set_title(title, fontsize=10)
-    axes.set_xlabel('marks', fontsize=8)
-    axes.set_ylabel('students', fontsize=8)
-    axes.tick_params(labelsize=8)
-    axes.yaxis.get_major_locator().set_params(integer=True)
-    axes.set_ylim(0, max(list(counts.values()) + [1]) * 1.15)
-    for side in ('top', 'right'):
-        axes.spines[side].set_visible(False)
-    figure.tight_layout()
-    return _png(figure)
+    height, left, right, top, bottom = 200, 34, 8, 26, 34
+    plot_w, plot_h, base = width - left - right, height - top - bottom, height - bottom
+    most = max(list(counts.values()) + [1])
+    scale, slot = plot_h / (most * 1.15), plot_w / len(marks_axis)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="{_e(title)}: students per mark" font-family="sans-serif" font-size="10">',
+             f'<text x="{width / 2:g}" y="15" text-anchor="middle" font-size="12">{_e(title)}</text>']
+    for y in range(0, most + 1, max(1, math.ceil(most / 4))):
+        level = base - y * scale
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{level:.1f}" y2="{level:.1f}" stroke="#e5e5e5"/>'
+                     f'<text x="{left - 4}" y="{level + 3:.1f}" text-anchor="end">{y}</text>')
+    for i, mark in enumerate(marks_axis):
+        count, x = counts.get(mark, 0), left + i * slot
+        parts.append(f'<rect class="bar" data-mark="{mark:g}" data-count="{count}" x="{x + 0.1 * slot:.1f}" '
+                     f'y="{base - count * scale:.1f}" width="{0.8 * slot:.1f}" height="{count * scale:.1f}" '
+                     f'fill="{colour}" stroke="#1f3f5f"><title>{count} student{"s" * (count != 1)}: {mark:g}'
+                     f'</title></rect><text x="{x + 0.5 * slot:.1f}" y="{base + 12}" text-anchor="middle">'
+                     f'{mark:g}</text>')
+    parts.append(f'<line x1="{left}" x2="{width - right}" y1="{base}" y2="{base}" stroke="#333"/>'
+                 f'<text x="{left + plot_w / 2:g}" y="{height - 4}" text-anchor="middle">marks</text>'
+                 f'<text transform="translate(10 {top + plot_h / 2:g}) rotate(-90)" text-anchor="middle">'
+                 'students</text></svg>')
+    return ''.join(parts)
 
 
 # ---------------------------------------------------------------------------------------------------- page
@@ -195,7 +197,7 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top
 .meta { color: #666; margin-top: 0; }
 .grid { display: flex; flex-wrap: wrap; gap: 0.5em; }
 figure { margin: 0; border: 1px solid #e3e3e3; border-radius: 4px; background: #fff; }
-figure img { display: block; }
+figure svg { display: block; }
 figcaption { font-size: 0.8em; color: #555; text-align: center; padding-bottom: 0.3em; }
 table { border-collapse: collapse; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #e5e5e5; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
@@ -235,13 +237,11 @@ def render(data):
 
     parts.append('<h2>Marks per task</h2><div class="grid">')
     for task, maximum in maxima.items():
-        image = histogram([row[task] for row in table.values()], maximum, f'{task} (/{maximum:g})')
-        parts.append(f'<figure class="task-histogram" data-task="{_e(task)}"><img alt="marks for {_e(task)}" '
-                     f'src="data:image/png;base64,{image}"></figure>')
-    image = histogram(list(totals.values()), full, f'total (/{full:g})', colour='#6a5acd',
-                      width=max(2.6, 0.28 * full + 1.2))
-    parts.append(f'<figure class="total-histogram"><img alt="total marks" src="data:image/png;base64,{image}">'
-                 '</figure></div>')
+        chart = histogram([row[task] for row in table.values()], maximum, f'{task} (/{maximum:g})')
+        parts.append(f'<figure class="task-histogram" data-task="{_e(task)}">{chart}</figure>')
+    chart = histogram(list(totals.values()), full, f'total (/{full:g})', colour='#6a5acd',
+                      width=max(260, round(28 * full + 120)))
+    parts.append(f'<figure class="total-histogram">{chart}</figure></div>')
 
     parts.append('<h2>Checks that failed most often</h2>')
     if data['failed']:
