@@ -224,7 +224,7 @@ class ForkedHelpers:
             return None
 
     def get_ready(self):
-        """Let the spare helper import what the report needs (matplotlib), while the last notebooks run."""
+        """Let the spare helper import what the report needs, while the last notebooks run."""
         if self.spare is not None:
             self.spare.ask(['import', 'coursetools.instructor.report'])
 
