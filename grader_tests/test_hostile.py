@@ -7,23 +7,14 @@ everything they must not have been able to touch.
 import copy
 import hashlib
 import json
-import os
 import pathlib
-import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
-import tempfile
-import threading
-import time
 
 import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
 from coursetools.instructor import democlass
-from coursetools.instructor import preflight
 from coursetools.instructor import marks
 from coursetools.instructor import report
 from test_demo_class import EXPECTED as DEMO_EXPECTED
@@ -620,95 +611,6 @@ def test_feedback_shows_messages_but_not_hidden_tests(hostile_class):
     source = (ROOT / 'source' / ASSIGNMENT / NOTEBOOK).read_text()
     for secret in ('hidden.isolate', 'coursetools', 'BEGIN HIDDEN TESTS', 'hidden.score_end_diagonals'):
         assert secret in source and secret not in page
-
-
-def recorded_students(course):
-    """The students with a notebook whose marks are in the gradebook (none while it is being made)."""
-    try:
-        with sqlite3.connect(course / 'gradebook.db', timeout=10) as db:
-            return {row[0] for row in db.execute(
-                'SELECT DISTINCT student_id FROM submitted_assignment JOIN submitted_notebook ON '
-                'submitted_notebook.assignment_id = submitted_assignment.id JOIN grade ON grade.notebook_id = '
-                'submitted_notebook.id WHERE grade.auto_score IS NOT NULL')}
-    except sqlite3.OperationalError:        # no tables yet
-        return set()
-
-
-def autograded_students(course):
-    return {path.parts[-3] for path in (course / 'autograded').glob('*/*/*.ipynb')}
-
-
-def interrupt_grading(course, signum, env, when, *args, meanwhile=None):
-    """`make grade`'s command on one slot, sent `signum` (to its process group, as a terminal sends Ctrl-C) once
-    `when(course, output lines)` (and `meanwhile()` has run, if given); returns (exit status, output)."""
-    run = subprocess.Popen([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT, '--workers=1', *args],
-                           cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           start_new_session=True, text=True)
-    lines = []
-    reader = threading.Thread(target=lambda: lines.extend(run.stdout), daemon=True)
-    reader.start()
-    deadline = time.time() + 120
-    while time.time() < deadline and run.poll() is None and not when(course, lines):
-        time.sleep(0.05)
-    if meanwhile is not None:
-        meanwhile()
-    os.killpg(run.pid, signum)
-    run.wait(timeout=60)
-    reader.join(10)
-    return run.returncode, ''.join(lines)
-
-
-def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_path):
-    course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee', 'max'))
-    top = pathlib.Path(tempfile.mkdtemp())        # the grading process's TMPDIR: as long as --sequential allows
-    scratch = top / ('t' * (preflight.KERNEL_SOCKET_ROOM - len('/nb-XXXXXXXX') - len(str(top)) - 1))
-    scratch.mkdir()
-    env = dict(os.environ, COURSE_ROOT=str(course), TMPDIR=str(scratch))
-    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']
-    before = set()
-
-    def starting(course, lines):
-        return list(scratch.glob('checker-*'))
-
-    def one_graded(course, lines):
-        return any(line.startswith('grading 1/') for line in lines)
-
-    def one_written(course, lines):
-        return autograded_students(course) - before
-
-    def a_second_run_is_refused():
-        second = subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT], cwd=course,
-                                env=env, capture_output=True, text=True)
-        refusals.append((second.returncode, second.stdout, second.stderr))
-
-    refusals = []
-
-    for signum, when, args in ((signal.SIGTERM, starting, ()), (signal.SIGINT, one_graded, ()),  # `kill`; Ctrl-C
-                               (signal.SIGINT, one_written, ('--sequential',))):                  # plain nbgrader
-        started = time.monotonic()
-        status, output = interrupt_grading(course, signum, env, when, *args,
-                                           meanwhile=a_second_run_is_refused if when is one_graded else None)
-        assert status == 130 and 'Interrupted.' in output and 'Traceback' not in output, output[-3000:]
-        assert time.monotonic() - started < 60          # the notebook out is stopped, not graded to its end
-        left = [path.name for path in scratch.iterdir() if path.name != 'dask-scratch-space']   # Dask's, reused
-        assert left == []                               # no folder left behind, so no process using one either
-        assert recorded_students(course) == autograded_students(course)      # only whole notebooks were recorded
-        kept = autograded_students(course)       # Ctrl-C on the parallel run came after a notebook was done
-        assert kept >= before and len(kept) > len(before) if when is one_graded else kept >= before
-        before = kept
-    assert len(refusals) == 1 and refusals[0][:2] == (1, '') and refusals[0][2].startswith(
-        'Cannot grade: `make grade` is already running in this course (process '), refusals
-    shutil.rmtree(top)
-    status, _ = interrupt_grading(course, signal.SIGKILL, env, one_graded)     # a power cut in the middle
-    assert status == -signal.SIGKILL
-    with sqlite3.connect(course / 'gradebook.db') as db:
-        assert db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
-    result = run_grade(course, ASSIGNMENT)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
-    assert {s: sum(row.values()) for s, row in table.items()} == {'ada': 12, 'cat': 11, 'kim': 11, 'lee': 11,
-                                                                  'max': 0}
-    assert not (course / 'grades.csv.partial').exists() and (course / 'grades.csv').exists()
 
 
 def test_sequential_grading_gives_honest_notebooks_their_marks_and_cannot_be_forged_either(tmp_path):
