@@ -215,11 +215,9 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                 await km.shutdown_kernel(now=self.shutdown_kernel == 'immediate')
         except Exception as error:
             self.log.debug('kernel shutdown: %s', error)
-            try:
+            with contextlib.suppress(Exception):
                 if km.provisioner is not None:
                     await km.provisioner.kill()
-            except Exception:
-                pass
         with contextlib.suppress(Exception):
             await km.cleanup_resources()
 

@@ -34,11 +34,17 @@ _HELD = []          # the course's lock file, open while this process runs
 KERNEL_SOCKET_ROOM = 107 - len('/nbfork-XXXXXXXX/conn/kernel9999/k-9')
 
 
+def temporary_folder_room(sequential):
+    """The longest temporary folder path, in bytes, that leaves room for the kernels' sockets; `--sequential`'s
+    nbgrader process has a folder of its own in it."""
+    return KERNEL_SOCKET_ROOM - (len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') if sequential else 0)
+
+
 def check_temporary_folder(sequential):
     """Refuse, in one line, a temporary folder whose path leaves no room for the kernels' sockets (every kernel
-    would fail to start); `--sequential`'s nbgrader process has a folder of its own in it."""
+    would fail to start)."""
     folder = tempfile.gettempdir()
-    room = KERNEL_SOCKET_ROOM - (len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') if sequential else 0)
+    room = temporary_folder_room(sequential)
     if len(os.fsencode(folder)) > room:
         raise SystemExit(f'Cannot grade: the temporary folder {folder} has a path of {len(os.fsencode(folder))} '
                          f'bytes, and the kernels\' sockets in it need one of at most {room}. Set a shorter one: '
