@@ -22,19 +22,20 @@ ASSIGNMENT = 'noughts_and_crosses'
 
 
 def recorded_students(course):
-    """The students with a notebook whose marks are in the gradebook (none while it is being made)."""
+    """The students with a notebook of ASSIGNMENT whose marks are in the gradebook (none while it is being made)."""
     try:
         with sqlite3.connect(course / 'gradebook.db', timeout=10) as db:
             return {row[0] for row in db.execute(
-                'SELECT DISTINCT student_id FROM submitted_assignment JOIN submitted_notebook ON '
-                'submitted_notebook.assignment_id = submitted_assignment.id JOIN grade ON grade.notebook_id = '
-                'submitted_notebook.id WHERE grade.auto_score IS NOT NULL')}
+                'SELECT DISTINCT student_id FROM submitted_assignment JOIN assignment ON assignment.id = '
+                'submitted_assignment.assignment_id JOIN submitted_notebook ON submitted_notebook.assignment_id = '
+                'submitted_assignment.id JOIN grade ON grade.notebook_id = submitted_notebook.id '
+                'WHERE grade.auto_score IS NOT NULL AND assignment.name = ?', (ASSIGNMENT,))}
     except sqlite3.OperationalError:        # no tables yet
         return set()
 
 
 def autograded_students(course):
-    return {path.parts[-3] for path in (course / 'autograded').glob('*/*/*.ipynb')}
+    return {path.parts[-3] for path in (course / 'autograded').glob(f'*/{ASSIGNMENT}/*.ipynb')}
 
 
 def interrupt_grading(course, signum, env, when, *args, meanwhile=None):
@@ -60,7 +61,7 @@ def interrupt_grading(course, signum, env, when, *args, meanwhile=None):
 def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_path):
     course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee', 'max'))
     top = pathlib.Path(tempfile.mkdtemp())        # the grading process's TMPDIR: as long as --sequential allows
-    scratch = top / ('t' * (preflight.KERNEL_SOCKET_ROOM - len('/nb-XXXXXXXX') - len(str(top)) - 1))
+    scratch = top / ('t' * (preflight.temporary_folder_room(sequential=True) - len(str(top)) - 1))
     scratch.mkdir()
     env = dict(os.environ, COURSE_ROOT=str(course), TMPDIR=str(scratch))
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']
@@ -88,12 +89,12 @@ def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_pat
         status, output = interrupt_grading(course, signum, env, when, *args,
                                            meanwhile=a_second_run_is_refused if when is one_graded else None)
         assert status == 130 and 'Interrupted.' in output and 'Traceback' not in output, output[-3000:]
-        assert time.monotonic() - started < 60          # the notebook out is stopped, not graded to its end
+        assert time.monotonic() - started < 60, output[-3000:]     # the notebook out is stopped, not graded on
         left = [path.name for path in scratch.iterdir() if path.name != 'dask-scratch-space']   # Dask's, reused
-        assert left == []                               # no folder left behind, so no process using one either
-        assert recorded_students(course) == autograded_students(course)      # only whole notebooks were recorded
+        assert left == [], output[-3000:]               # no folder left behind, so no process using one either
         kept = autograded_students(course)       # Ctrl-C on the parallel run came after a notebook was done
-        assert kept >= before and len(kept) > len(before) if when is one_graded else kept >= before
+        assert recorded_students(course) == kept, output[-3000:]             # only whole notebooks were recorded
+        assert kept >= before and len(kept) > len(before) if when is one_graded else kept >= before, output[-3000:]
         before = kept
     assert len(refusals) == 1 and refusals[0][:2] == (1, '') and refusals[0][2].startswith(
         'Cannot grade: `make grade` is already running in this course (process '), refusals
@@ -108,3 +109,19 @@ def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_pat
     assert {s: sum(row.values()) for s, row in table.items()} == {'ada': 12, 'cat': 11, 'kim': 11, 'lee': 11,
                                                                   'max': 0}
     assert not (course / 'grades.csv.partial').exists() and (course / 'grades.csv').exists()
+
+
+def test_marks_plain_nbgrader_saved_for_the_notebook_it_was_stopped_in_are_removed(graded_class, tmp_path):
+    """Interrupted, `nbgrader autograde` (`--sequential`) removes the autograded notebook of the student under way
+    but not the marks it had saved for it: `make grade` removes those."""
+    from coursetools.grading.course import Course
+    from coursetools.instructor import grade
+    source, _ = graded_class
+    course = Course(tmp_path / 'course')
+    for name in ('autograded', '.grading'):
+        shutil.copytree(source / name, course.root / name)
+    shutil.copy2(source / 'gradebook.db', course.root / 'gradebook.db')
+    shutil.rmtree(course.root / 'autograded' / 'cat' / ASSIGNMENT)          # the student under way
+    before = recorded_students(course.root)
+    grade.forget_unwritten(course, ASSIGNMENT, None)
+    assert 'cat' in before and recorded_students(course.root) == before - {'cat'} == autograded_students(course.root)

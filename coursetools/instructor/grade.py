@@ -14,6 +14,7 @@ by the trusted checker (`coursetools.judge.checker`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -97,8 +98,13 @@ def autograde(course, assignment, db=None, options=(), sequential=False, started
 
 def sequential_autograde(course, assignment, notes, db, options):
     staging = os.path.relpath(course.staging, course.root)
-    result = commands.run_separately(course, 'autograde', assignment, '--force',
-                                     f'--CourseDirectory.submitted_directory={staging}', *options, db=db, check=False)
+    try:
+        result = commands.run_separately(course, 'autograde', assignment, '--force',
+                                         f'--CourseDirectory.submitted_directory={staging}', *options, db=db,
+                                         check=False)
+    except KeyboardInterrupt:
+        forget_unwritten(course, assignment, db)
+        raise
     if result.returncode != 0:
         # nbgrader carries on past a student it cannot grade and fails at the end: say who, and carry on too.
         failed = sorted(set(re.findall(r"for student '([^']+)'", result.stdout + result.stderr)))
@@ -109,6 +115,18 @@ def sequential_autograde(course, assignment, notes, db, options):
         if not failed:
             sys.stderr.write(result.stdout + result.stderr)
             raise SystemExit(f'nbgrader autograde {assignment} failed; its log is above.')
+
+
+def forget_unwritten(course, assignment, db):
+    """After an interrupted `nbgrader autograde`: it removed the autograded notebook of the student under way, not
+    the marks it had saved; remove those too, so that no mark stays without its notebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+    with Gradebook(db or course.db_url) as gradebook:
+        for folder in course.staging.glob(f'*/{assignment}'):
+            student = folder.parent.name
+            if not list((course.root / 'autograded' / student / assignment).glob('*.ipynb')):
+                with contextlib.suppress(MissingEntry):
+                    gradebook.remove_submission(assignment, student)
 
 
 def static_notes(course, assignment, db=None):
