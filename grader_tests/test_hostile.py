@@ -478,6 +478,16 @@ CATALOGUE.update({
     'recorder': (lambda: filled(*prepend('print_state', RECORDER)), (1, 3, 2, 1, 3, 2), 'input transformers'),
 })
 
+# Over nbgrader's default limit for a file (c.CourseDirectory.max_file_size, 100,000 kB): written sparse, so they
+# cost no disk; staging looks at their size and never reads them. The hoarder also hands in 102 small files.
+OVER_THE_LIMIT = 100_000 * 1000 + 1
+SPARSE = {'hoarder': ['big.bin'], 'oversized': [NOTEBOOK]}
+SMALL_FILES = {'hoarder': [f'f{number:03}.txt' for number in range(102)]}
+CATALOGUE.update({
+    'hoarder': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), 'big.bin (100,000,001 bytes) was left out'),
+    'oversized': (lambda: filled(*ada()), (0, 0, 0, 0, 0, 0), 'over the 100,000,000 bytes a file may have'),
+})
+
 
 def digest(folder):
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -515,6 +525,11 @@ def hostile_class(tmp_path_factory):
             path = course / 'submitted' / student / ASSIGNMENT / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
+        for name in SMALL_FILES.get(student, []):
+            (course / 'submitted' / student / ASSIGNMENT / name).write_text(name)
+        for name in SPARSE.get(student, []):
+            with open(course / 'submitted' / student / ASSIGNMENT / name, 'ab') as file:
+                file.truncate(OVER_THE_LIMIT)
     protected = {name: digest(course / name) for name in ('source', 'release', 'submitted')}
     protected['config'] = hashlib.sha256((course / 'nbgrader_config.py').read_bytes()).hexdigest()
     result = run_grade(course, ASSIGNMENT, f'--SandboxedExecute.timeout={CELL_TIMEOUT}',
@@ -545,6 +560,18 @@ def test_problems_are_reported_with_a_reason(hostile_class):
     honest = [student for student in HONEST_DEMO_STUDENTS + ('ada', 'escaper', 'flooder')
               if any('its code' in note for note in problems.get(student, []))]
     assert honest == [], {student: problems[student] for student in honest}
+
+
+def test_files_over_the_limits_are_left_out_and_named(hostile_class):
+    """A file over nbgrader's size limit, and the files past the hundredth beside a notebook, never reach the
+    grader; the hoarder's own notebook is graded as usual (full marks above) and its timestamp kept."""
+    course, _, _ = hostile_class
+    graded = course / 'autograded' / 'hoarder' / ASSIGNMENT
+    assert sorted(p.name for p in graded.glob('f*.txt')) == SMALL_FILES['hoarder'][:100]
+    assert not (graded / 'big.bin').exists() and (graded / 'timestamp.txt').exists()
+    problems = report.gather(course, ASSIGNMENT, 'sqlite:///' + str(course / 'gradebook.db'))['problems']
+    assert any('2 file(s) from f100.txt on were left out' in note for note in problems['hoarder'])
+    assert not (course / 'autograded' / 'oversized' / ASSIGNMENT / NOTEBOOK).exists()
 
 
 def test_the_kernel_never_sees_a_test_cell(hostile_class):

@@ -208,6 +208,22 @@ def test_zip_slip_is_refused(course, tmp_path):
     assert 'REFUSED ../evil_1_2_noughts_and_crosses.ipynb: path with `..`' in summary.format()
 
 
+def test_a_file_over_the_courses_size_limit_is_skipped(course, tmp_path):
+    """The importer holds each file to the course's nbgrader limit (`c.CourseDirectory.max_file_size`, in kB),
+    as `make grade` does, and names what it skipped."""
+    (course / 'nbgrader_config.py').write_text('c = get_config()\nc.CourseDirectory.max_file_size = 100\n')
+    zip_path = make_zip(tmp_path / 'submissions.zip', [
+        ('lovelaceada_12345_6789011_noughts_and_crosses.ipynb', notebook('ada')),
+        ('lovelaceada_12345_6789012_helpers.py', b'#' * 100_000),
+        ('lovelaceada_12345_6789013_data.csv', b'#' * 100_001),
+    ])
+    summary = lms.import_zip(zip_path, A, course)
+    assert (submission(course, 'lovelaceada') / 'helpers.py').read_bytes() == b'#' * 100_000
+    assert not (submission(course, 'lovelaceada') / 'data.csv').exists()
+    assert summary.skipped == [('lovelaceada_12345_6789013_data.csv', 'cannot be read: larger than 100,000 bytes '
+                                                                      '(c.CourseDirectory.max_file_size)')]
+
+
 def test_existing_submissions_newest_wins(course, tmp_path):
     first = make_zip(tmp_path / 'first.zip', [('lovelaceada_1_2_noughts_and_crosses.ipynb', notebook('ada'))])
     lms.import_zip(first, A, course)

@@ -41,7 +41,8 @@ import tempfile
 import zoneinfo
 
 from coursetools.grading.course import Course
-from coursetools.instructor.lmszip import (MAX_FILE_BYTES, STUDENT_ID, LmsImportError, name_key, read_entries,
+from coursetools.instructor.repair import size_limits
+from coursetools.instructor.lmszip import (STUDENT_ID, LmsImportError, name_key, read_entries,
                                            read_mapping, student_id_of)
 
 TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S.%f UTC'
@@ -121,9 +122,11 @@ def _digest(data):
 
 
 def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, timezone='UTC', dry_run=False,
-               max_bytes=MAX_FILE_BYTES):
-    """Import an LMS zip into <course>/submitted/; returns an ImportSummary (print its .format())."""
+               max_bytes=None):
+    """Import an LMS zip into <course>/submitted/; returns an ImportSummary (print its .format()). A file over
+    `max_bytes` (by default the course's `c.CourseDirectory.max_file_size`, as `make grade` holds it) is skipped."""
     course = pathlib.Path(course).resolve() if course else Course.at().root
+    max_bytes = max_bytes or size_limits(course).file
     try:
         zone = zoneinfo.ZoneInfo(timezone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -234,9 +237,10 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
     return summary
 
 
-def guess_assignment(zip_path, assignments):
+def guess_assignment(zip_path, assignments, max_bytes):
     """The one assignment whose id begins the name of every notebook in the zip (case-insensitive), or None."""
-    entries = read_entries(zip_path, ImportSummary(zip_path=str(zip_path), assignment=''), datetime.timezone.utc)
+    entries = read_entries(zip_path, ImportSummary(zip_path=str(zip_path), assignment=''), datetime.timezone.utc,
+                           max_bytes)
     names = [e.filename.casefold() for e in entries if e.filename.lower().endswith('.ipynb')]
     fits = [a for a in assignments if names and all(n.startswith(a.casefold()) for n in names)]
     return max(fits, key=len) if fits else None
@@ -260,7 +264,7 @@ def main(argv=None):
     try:
         if not assignment:
             found = sorted(p.name for p in (course / 'source').glob('*') if (p / f'{p.name}.ipynb').exists())
-            assignment = found[0] if len(found) == 1 else guess_assignment(args.zip, found)
+            assignment = found[0] if len(found) == 1 else guess_assignment(args.zip, found, size_limits(course).file)
             if not assignment:
                 parser.error(f'--assignment is needed (assignments in source/: {", ".join(found) or "none"})')
             print(f'assignment: {assignment}')

@@ -8,7 +8,6 @@ import re
 import unicodedata
 import zipfile
 
-MAX_FILE_BYTES = 100 * 1024 ** 2
 SYSTEM_FILES = {'.ds_store', 'thumbs.db', 'desktop.ini'}
 
 MOODLE = re.compile(r'^(?P<name>.+?)_(?P<number>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$')
@@ -124,11 +123,11 @@ def _read(zf, info, limit):
     with zf.open(info) as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise ValueError(f'larger than {limit // 1024 ** 2} MB')
+        raise ValueError(f'larger than {limit:,} bytes (c.CourseDirectory.max_file_size)')
     return data
 
 
-def read_entries(zip_path, summary, zone, max_bytes=MAX_FILE_BYTES):
+def read_entries(zip_path, summary, zone, max_bytes):
     """The student files of the zip as Entry objects; refused/skipped entries go into `summary`."""
     try:
         zf = zipfile.ZipFile(zip_path)

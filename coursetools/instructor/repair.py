@@ -8,7 +8,11 @@
 * resolves duplicated nbgrader cells (JupyterLab's copy/paste and split-cell copy the `grade_id`): the last copy
   that the student answered keeps the id, the others become ordinary cells, so the whole class is not stopped;
 * leaves out a file that is not a notebook at all (empty, truncated JSON), so nbgrader gives that student zero,
-  and says why.
+  and says why;
+* holds every submission to the sizes nbgrader's own `submit` allows (`c.CourseDirectory.max_file_size` a file,
+  `max_dir_size` a submission, in kilobytes of 1000 bytes) and to `MAX_FILES_BESIDE` files beside the notebook:
+  a notebook over the limit is not graded, another file over it is left out, and the note says which and why.
+  Only what fits is read or copied, so a huge file costs neither memory nor time.
 
 Deleted, edited and retyped test cells are put back by nbgrader itself (OverwriteCells, configured in
 nbgrader_config.py). Each student gets a list of notes for the report.
@@ -21,11 +25,15 @@ import json
 import os
 import pathlib
 import shutil
+from dataclasses import dataclass
 
 import nbformat
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets.log import get_logger
+
+#: files a submission may have beside its notebooks, besides timestamp.txt; the rest are left out
+MAX_FILES_BESIDE = 100
 
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
 COPY_KEY = 'coursetools'
@@ -152,6 +160,7 @@ def stage(course, assignment, staging, students=None):
     for every student staged."""
     course, staging = pathlib.Path(course), pathlib.Path(staging)
     names = notebook_names(course, assignment)
+    limits = size_limits(course)
     report = {}
     for stale in staging.glob(f'*/{assignment}'):       # a submission taken out of submitted/ is not graded again
         if stale.is_dir() and not (course / 'submitted' / stale.parent.name / assignment).is_dir():
@@ -164,24 +173,63 @@ def stage(course, assignment, staging, students=None):
         if target.exists():
             shutil.rmtree(target)
         target.mkdir(parents=True)
-        notes = []
-        for path in folder.iterdir():
-            if path.is_file() and not path.is_symlink() and path.suffix != '.ipynb':
-                shutil.copy2(path, target / path.name)
+        notes, room = [], limits.submission
         for name in names:
             path, note = find_notebook(folder, name, names)
             if note:
                 notes.append(note)
             if path is None:
                 continue
+            size = path.stat().st_size
+            if size > min(limits.file, room):
+                notes.append(f'{path.name} is {size:,} bytes, over the {limits.describe(size, room)}: not graded')
+                continue
+            room -= size
             nb, read_notes = read_notebook(path)
             notes.extend(read_notes)
             if nb is None:
                 continue
             notes.extend(resolve_duplicate_grade_ids(nb, released_sources(course, assignment, name)))
             nbformat.write(nb, target / name)
+        beside = sorted((path for path in folder.iterdir()
+                         if path.is_file() and not path.is_symlink() and path.suffix != '.ipynb'),
+                        key=lambda path: (path.name != 'timestamp.txt', path.name))     # nbgrader's, first
+        copied = 0
+        for number, path in enumerate(beside):
+            size = path.stat().st_size
+            if copied == MAX_FILES_BESIDE:
+                notes.append(f'{len(beside) - number} file(s) from {path.name} on were left out: a submission may '
+                             f'have {MAX_FILES_BESIDE} files beside its notebook')
+                break
+            if size > min(limits.file, room):
+                notes.append(f'{path.name} ({size:,} bytes) was left out: over the {limits.describe(size, room)}')
+                continue
+            room -= size
+            shutil.copy2(path, target / path.name)
+            copied += path.name != 'timestamp.txt'
         report[student_folder.name] = notes
     return report
+
+
+@dataclass(frozen=True)
+class SizeLimits:
+    """Bytes a file and a whole submission may have, from the course's nbgrader settings."""
+    file: int
+    submission: int
+
+    def describe(self, size, room):
+        """Which limit a file of `size` bytes breaks when `room` bytes of the submission's are left."""
+        if size > self.file:
+            return f'{self.file:,} bytes a file may have (c.CourseDirectory.max_file_size)'
+        return f'{self.submission:,} bytes a submission may have in all (c.CourseDirectory.max_dir_size)'
+
+
+def size_limits(course):
+    """The course's SizeLimits: nbgrader's `max_file_size` and `max_dir_size` (kilobytes of 1000 bytes, as its
+    `submit` counts them)."""
+    from coursetools.instructor.roster import course_config
+    coursedir = CourseDirectory(config=course_config(course))
+    return SizeLimits(file=coursedir.max_file_size * 1000, submission=coursedir.max_dir_size * 1000)
 
 
 def grade_renamed_notebooks(course, assignment=None, student=None, notebooks=None):

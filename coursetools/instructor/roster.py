@@ -59,11 +59,17 @@ class RosterError(SystemExit):
     """A roster that cannot be used as it is: the message says which line and why."""
 
 
+def course_config(course):
+    """The course's nbgrader_config.py, read as nbgrader reads it; nbgrader's defaults in a folder without one."""
+    from traitlets.config.loader import Config, PyFileConfigLoader
+    if not (pathlib.Path(course) / 'nbgrader_config.py').is_file():
+        return Config()
+    return PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
+
+
 def settings(course):
-    """The course's `Term` settings, read from its nbgrader_config.py as nbgrader reads it."""
-    from traitlets.config.loader import PyFileConfigLoader
-    loader = PyFileConfigLoader('nbgrader_config.py', path=str(course))
-    return Term(config=loader.load_config())
+    """The course's `Term` settings, from its nbgrader_config.py."""
+    return Term(config=course_config(course))
 
 
 def read_roster(path):
