@@ -80,3 +80,30 @@ def test_only_submissions_that_changed_are_graded_again(graded_class, tmp_path):
     assert f'noughts_and_crosses: {count} of {count} submissions unchanged' in again.stdout
     assert '== noughts_and_crosses: autograde' not in again.stdout
     assert re.search(r'^cat +1 +3 +2 +1 +3 +2 +12$', again.stdout, re.M), again.stdout   # the table, as it stands
+
+
+def test_what_a_submission_is_compared_by_never_follows_a_link_or_reads_a_file_over_the_limit(tmp_path):
+    """Deciding whether a submission changed reads what staging would stage: a link is compared by its target's
+    name, a file over the size limit (left out unread by staging) by its size, any other file by its bytes."""
+    from coursetools.grading.course import Course
+    from coursetools.instructor.unchanged import submission_digest
+    folder = tmp_path / 'submitted' / 'zoe' / 'a'
+    folder.mkdir(parents=True)
+    outside = tmp_path / 'outside.txt'
+    outside.write_text('one')
+    (folder / 'link').symlink_to(outside)
+    (folder / 'big.bin').write_bytes(b'x' * 11)
+    (folder / 'small.txt').write_text('small')
+    def digest():
+        return submission_digest(Course(tmp_path), 'a', 'zoe', 'grader', limit=10)
+    first = digest()
+    outside.write_text('two')
+    (folder / 'big.bin').write_bytes(b'y' * 11)
+    assert digest() == first
+    changes = [lambda: (folder / 'big.bin').write_bytes(b'y' * 12), lambda: (folder / 'small.txt').write_text('SMALL'),
+               lambda: ((folder / 'link').unlink(), (folder / 'link').symlink_to(tmp_path))]
+    seen = {first}
+    for change in changes:
+        change()
+        assert digest() not in seen
+        seen.add(digest())

@@ -8,15 +8,30 @@ whose hand marks changed since its feedback was written gets new feedback, and t
 being autograded again (`remarked_students`)."""
 import hashlib
 import json
+import os
 import pathlib
+import stat
 
 from coursetools.grading.course import Course
 from coursetools.grading.pool import course_digest
+from coursetools.instructor.repair import size_limits
 
 
-def _files_digest(digest, folder: pathlib.Path):
-    for path in sorted(p for p in folder.rglob('*') if p.is_file() and '.ipynb_checkpoints' not in p.parts):
-        digest.update(str(path.relative_to(folder)).encode() + b'\0' + path.read_bytes() + b'\0')
+def _files_digest(digest, folder: pathlib.Path, limit: int):
+    """The submission's files into `digest`: a link by its target, never followed; a file over the size limit,
+    which staging leaves out unread, by its size; any other file by its bytes, read a megabyte at a time."""
+    for path in sorted(p for p in folder.rglob('*') if '.ipynb_checkpoints' not in p.parts):
+        info = path.lstat()
+        digest.update(str(path.relative_to(folder)).encode() + b'\0')
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(b'link to ' + os.fsencode(os.readlink(path)))
+        elif stat.S_ISREG(info.st_mode) and info.st_size > limit:
+            digest.update(f'{info.st_size} bytes, over the limit'.encode())
+        elif stat.S_ISREG(info.st_mode):
+            with open(path, 'rb') as file:
+                while chunk := file.read(2 ** 20):
+                    digest.update(chunk)
+        digest.update(b'\0')
 
 
 def grader_digest(course: Course, assignment, options=(), db=None) -> str:
@@ -31,9 +46,10 @@ def grader_digest(course: Course, assignment, options=(), db=None) -> str:
     return digest.hexdigest()
 
 
-def submission_digest(course: Course, assignment, student, grader) -> str:
+def submission_digest(course: Course, assignment, student, grader, limit) -> str:
+    """A hash of the submission's files (`limit`: the course's size limit for a file) under `grader`'s digest."""
     digest = hashlib.sha256(grader.encode())
-    _files_digest(digest, course.submitted / student / assignment)
+    _files_digest(digest, course.submitted / student / assignment, limit)
     return digest.hexdigest()
 
 
@@ -63,9 +79,10 @@ def changed_students(course: Course, assignment, db_url, options=(), db=None) ->
             in_gradebook = {s.student_id for s in gradebook.assignment_submissions(assignment)}
         except Exception:           # no such assignment in the gradebook yet
             in_gradebook = set()
+    limit = size_limits(course.root).file
     return [student for student in course.students(assignment)
             if student not in in_gradebook or student not in autograded
-            or known.get(student) != submission_digest(course, assignment, student, grader)]
+            or known.get(student) != submission_digest(course, assignment, student, grader, limit)]
 
 
 HAND_MARKS = 'hand marks'     # the record's key for {assignment: {student: hand_marks_digest}}; no assignment's name
@@ -114,10 +131,10 @@ def remember(course: Course, assignment, students, options=(), db=None, files=Tr
     if not `files`)."""
     record = _read_record(course)
     if files:
-        grader = grader_digest(course, assignment, options, db)
+        grader, limit = grader_digest(course, assignment, options, db), size_limits(course.root).file
         graded = record.setdefault(assignment, {})
         for student in students:
-            graded[student] = submission_digest(course, assignment, student, grader)
+            graded[student] = submission_digest(course, assignment, student, grader, limit)
     now = hand_marks(db or course.db_url, assignment)
     remarked = record.setdefault(HAND_MARKS, {}).setdefault(assignment, {})
     remarked.update({student: now[student] for student in students if student in now})
