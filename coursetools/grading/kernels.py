@@ -74,12 +74,13 @@ class ColdKernels:
 
     async def prepare(self, executor, submission: str) -> KernelPlace:
         """A place for one notebook: a private copy of the submission folder (sandboxed), or the folder itself."""
+        if executor.sandboxed:          # before a folder is made: a sandbox that cannot start leaves none behind
+            await asyncio.get_running_loop().run_in_executor(None, sbx.require_sandbox)
         scratch = tempfile.mkdtemp(prefix='nbsbx-', dir=executor.sandbox_tmpdir or None)
         os.chmod(scratch, 0o755)
         env = {'NBGRADER_EXECUTION': executor.nbgrader_execution} if executor.nbgrader_execution else {}
         if not executor.sandboxed:
             return KernelPlace(False, submission, scratch, env=env)
-        await asyncio.get_running_loop().run_in_executor(None, sbx.require_sandbox)
         uid = sbx.pick_sandbox_uid()
         workdir = os.path.join(scratch, 'work')
         copy_submission(submission, workdir, uid)
@@ -114,6 +115,11 @@ class ColdKernels:
     async def aclose(self) -> None:
         """The end of a grading run, from the event loop the kernels were started in."""
         self.close()
+
+
+#: bytes a temporary folder's path may have: a Unix socket's path holds 107, and a kernel's sockets are at
+#: <temp>/nbfork-XXXXXXXX/conn/kernelNNNN/k-N
+SOCKET_ROOM = 107 - len('/nbfork-XXXXXXXX/conn/kernel9999/k-9')
 
 
 class ForkedKernels(ColdKernels):

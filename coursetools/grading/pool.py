@@ -29,6 +29,7 @@ from typing import Optional
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
+from coursetools.grading.kernels import SOCKET_ROOM
 from coursetools.judge.checker_host import CheckerError
 
 log = logging.getLogger(__name__)
@@ -326,13 +327,14 @@ def worker_problem(run: RunSpec) -> Optional[str]:
     if course_digest() != run.digest:
         return ('its course package is not the grading process\'s (another copy or version of coursetools): '
                 'install the same commit of the course there')
-    if run.sandboxed:
-        if sandbox.unsandboxed_requested():
-            return (f'its environment sets {sandbox.UNSANDBOXED_ENV}, but this run grades in the sandbox: start it '
-                    'without that variable')
-        reason = sandbox.probe()
-        if reason:
-            return f'the sandbox does not start there: {reason}'
+    if run.sandboxed and sandbox.unsandboxed_requested():
+        return (f'its environment sets {sandbox.UNSANDBOXED_ENV}, but this run grades in the sandbox: start it '
+                'without that variable')
+    if run.sandboxed and (reason := sandbox.probe()):
+        return f'the sandbox does not start there: {reason}'
+    if len(os.fsencode(tempfile.gettempdir())) > SOCKET_ROOM:
+        return (f"its temporary folder {tempfile.gettempdir()} leaves no room for the kernels' sockets (at most "
+                f'{SOCKET_ROOM} bytes): start it with a shorter TMPDIR, such as TMPDIR=/tmp')
     return None
 
 

@@ -4,6 +4,7 @@ import fcntl
 import os
 import tempfile
 
+from coursetools.grading.kernels import SOCKET_ROOM
 from coursetools.instructor import commands
 
 
@@ -30,14 +31,10 @@ def hold_the_course(course):
 _HELD = []          # the course's lock file, open while this process runs
 
 
-# A Unix socket's path holds 107 bytes; a kernel's ZeroMQ sockets are at <temp>/nbfork-XXXXXXXX/conn/kernelNNNN/k-N.
-KERNEL_SOCKET_ROOM = 107 - len('/nbfork-XXXXXXXX/conn/kernel9999/k-9')
-
-
 def temporary_folder_room(sequential):
     """The longest temporary folder path, in bytes, that leaves room for the kernels' sockets; `--sequential`'s
     nbgrader process has a folder of its own in it."""
-    return KERNEL_SOCKET_ROOM - (len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') if sequential else 0)
+    return SOCKET_ROOM - (len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') if sequential else 0)
 
 
 def check_temporary_folder(sequential):
