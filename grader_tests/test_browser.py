@@ -483,8 +483,9 @@ def test_jupyterlab_at_projector_sizes(server, open_page):
     empty = after_stop.index('')
     page.locator(f'.nac-cell-{empty // 3}-{empty % 3}').first.click()
     page.wait_for_function(f"() => ({BOARD_MARKS})().join('').length === {len(''.join(after_stop)) + 2}"
+                           f" && /your turn/.test(document.querySelector('.nac-status').textContent)"
                            f" || /Game over/.test(document.querySelector('.nac-status').textContent)", timeout=30_000)
-    assert marks(page)[empty] == 'o', marks(page)
+    assert marks(page)[empty] == 'o', marks(page)     # (the board shows the AI's move a moment before the status)
     assert 'your turn' in status(page) or 'Game over' in status(page), status(page)
 
     # A whole perfect game, at the fastest speed, ends in a draw.
