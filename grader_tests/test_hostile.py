@@ -7,6 +7,7 @@ everything they must not have been able to touch.
 import copy
 import hashlib
 import json
+import os
 import pathlib
 import sqlite3
 
@@ -486,7 +487,9 @@ SMALL_FILES = {'hoarder': [f'f{number:03}.txt' for number in range(102)]}
 CATALOGUE.update({
     'hoarder': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), 'big.bin (100,000,001 bytes) was left out'),
     'oversized': (lambda: filled(*ada()), (0, 0, 0, 0, 0, 0), 'over the 100,000,000 bytes a file may have'),
+    'piper': (lambda: filled(*ada()), (0, 0, 0, 0, 0, 0), 'no notebook submitted'),   # a named pipe: never opened
 })
+PIPES = {'piper': [NOTEBOOK]}
 
 
 def digest(folder):
@@ -527,6 +530,9 @@ def hostile_class(tmp_path_factory):
             path.write_text(text)
         for name in SMALL_FILES.get(student, []):
             (course / 'submitted' / student / ASSIGNMENT / name).write_text(name)
+        for name in PIPES.get(student, []):
+            (course / 'submitted' / student / ASSIGNMENT / name).unlink()
+            os.mkfifo(course / 'submitted' / student / ASSIGNMENT / name)
         for name in SPARSE.get(student, []):
             with open(course / 'submitted' / student / ASSIGNMENT / name, 'ab') as file:
                 file.truncate(OVER_THE_LIMIT)

@@ -25,6 +25,7 @@ import json
 import os
 import pathlib
 import shutil
+import stat
 from dataclasses import dataclass
 
 import nbformat
@@ -43,12 +44,21 @@ def notebook_names(course, assignment):
     return sorted(p.name for p in (pathlib.Path(course) / 'source' / assignment).glob('*.ipynb'))
 
 
-def find_notebook(folder, name, expected_names):
-    """The file to grade as `name`: itself, or the only other notebook in the folder. (path, note)."""
+def regular_file(path):
+    """Whether `path` is a regular file, not a link, pipe or device: the only kind of a student's file ever read."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def find_notebook(folder, name, expected_names, limit=None):
+    """The file to grade as `name`: itself, or the only other notebook in the folder. (path, note). Only regular
+    files count; one over `limit` bytes is not opened here."""
     exact = folder / name
-    if exact.exists() and not copy_of(exact):
+    if regular_file(exact) and not copy_of(exact, limit):
         return exact, None
-    others = sorted(p for p in folder.glob('*.ipynb') if p.name not in expected_names)
+    others = sorted(p for p in folder.glob('*.ipynb') if p.name not in expected_names and regular_file(p))
     stem = pathlib.Path(name).stem
     alike = [p for p in others if p.stem.startswith(stem)]
     candidates = alike if len(alike) == 1 else others
@@ -59,10 +69,13 @@ def find_notebook(folder, name, expected_names):
     return None, f'no notebook submitted (expected {name!r})'
 
 
-def copy_of(path):
+def copy_of(path, limit=None):
     """The name of the student's notebook that `path` is the grader's copy of, if it is one and that notebook is
-    still beside it; else None. Such a copy is set aside, so the student's own file is graded afresh."""
+    still beside it; else None. Such a copy is set aside, so the student's own file is graded afresh. A file over
+    `limit` bytes is not read (and is no copy: the grader copies only notebooks it could read)."""
     try:
+        if limit is not None and path.stat().st_size > limit:
+            return None
         raw = path.read_bytes()
         original = json.loads(raw)['metadata'][COPY_KEY]['graded_copy_of'] if b'graded_copy_of' in raw else None
     except (OSError, ValueError, KeyError, TypeError):
@@ -175,7 +188,7 @@ def stage(course, assignment, staging, students=None):
         target.mkdir(parents=True)
         notes, room = [], limits.submission
         for name in names:
-            path, note = find_notebook(folder, name, names)
+            path, note = find_notebook(folder, name, names, limits.file)
             if note:
                 notes.append(note)
             if path is None:

@@ -26,6 +26,7 @@ import re
 from nbgrader.api import MissingEntry
 
 from coursetools.instructor import marks
+from coursetools.instructor.repair import regular_file, size_limits
 from coursetools.grading.course import ATTENTION_ERRORS, Course
 
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
@@ -94,6 +95,7 @@ def gather(course, assignment, db_url):
     status, status_problem = read_status(course / 'reports' / f'{assignment}-status.json')
 
     submitted = sorted(p.parent.name for p in (course / 'submitted').glob(f'*/{assignment}') if p.is_dir())
+    limit = size_limits(course).file
     for student in sorted(set(submitted) | set(scores)):
         folder = course / 'submitted' / student / assignment
         for notebook in notebooks:
@@ -103,7 +105,7 @@ def gather(course, assignment, db_url):
                 others = sorted(p.name for p in folder.glob('*.ipynb'))
                 problems[student].append(f'missing notebook {notebook}.ipynb' +
                                          (f' (found {", ".join(others)})' if others else ''))
-            elif path.exists():
+            elif regular_file(path) and path.stat().st_size <= limit:     # (staging said why it read no other)
                 try:
                     json.loads(path.read_text(encoding='utf-8'))
                 except (UnicodeDecodeError, ValueError):

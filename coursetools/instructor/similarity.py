@@ -68,8 +68,9 @@ def submissions(course, assignment):
     """({student: code}, {student: why not compared}) for every student with a submission folder."""
     import nbformat
     course = pathlib.Path(course)
+    from coursetools.instructor.repair import regular_file, size_limits
     names = [p.name for p in sorted((course / 'release' / assignment).glob('*.ipynb'))]
-    code, skipped = {}, {}
+    code, skipped, limit = {}, {}, size_limits(course).file
     for folder in sorted((course / 'submitted').glob(f'*/{assignment}')):
         student = folder.parent.name
         parts = []
@@ -77,6 +78,8 @@ def submissions(course, assignment):
             graded = course / 'autograded' / student / assignment / name
             path = graded if graded.exists() else folder / name
             try:
+                if path != graded and not (regular_file(path) and path.stat().st_size <= limit):
+                    raise OSError('not a regular file, or over the size limit: not read')
                 parts.append(solution_code(nbformat.read(path, as_version=4)))
             except Exception as error:      # missing or unreadable: the grading report says more
                 skipped[student] = f'{name} could not be read ({type(error).__name__})'
