@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 
@@ -52,6 +53,7 @@ def interrupt_grading(course, signum, env, when, *args, meanwhile=None):
         time.sleep(0.05)
     if meanwhile is not None:
         meanwhile()
+    assert run.poll() is None, 'the run ended before it could be stopped:\n' + ''.join(lines)[-3000:]
     os.killpg(run.pid, signum)
     run.wait(timeout=60)
     reader.join(10)
@@ -125,3 +127,23 @@ def test_marks_plain_nbgrader_saved_for_the_notebook_it_was_stopped_in_are_remov
     before = recorded_students(course.root)
     grade.forget_unwritten(course, ASSIGNMENT, None)
     assert 'cat' in before and recorded_students(course.root) == before - {'cat'} == autograded_students(course.root)
+
+
+def test_an_interrupt_that_lands_where_python_drops_exceptions_still_stops_the_run():
+    """A signal handled inside a garbage collector's callback (Dask installs one) raises KeyboardInterrupt where
+    Python drops it; `make grade` raises it again, so the run stops instead of grading on."""
+    script = textwrap.dedent('''
+        import gc, os, signal, threading, time
+        from coursetools.instructor.commands import stop_on_ctrl_c_and_kill
+        stop_on_ctrl_c_and_kill()
+        gc.callbacks.append(lambda phase, info: time.sleep(1) if phase == 'start' else None)
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        try:
+            gc.collect()
+            time.sleep(5)
+            print('graded on')
+        except KeyboardInterrupt:
+            print('stopped')
+    ''')
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=60)
+    assert result.stdout == 'stopped\n' and result.stderr == '', result.stdout + result.stderr

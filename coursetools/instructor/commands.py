@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import io
 import json
+import logging
 import os
 import pathlib
 import shutil
@@ -82,6 +83,27 @@ def _run_app(command, argv):
 
 
 SCRATCH_PREFIX = 'nb-'       # short: the kernels' sockets are files below it
+
+
+def stop_on_ctrl_c_and_kill():
+    """Ctrl-C and `kill` (SIGTERM) raise KeyboardInterrupt in the grading process, which stops the run cleanly and
+    says so in one line: from then on the libraries' logs are silenced (their complaints about the interrupt, such
+    as a connection closed half-way, are not news). Python drops an exception raised where it cannot propagate (a
+    garbage collector's callback, a `__del__`); an interrupt dropped there is raised again at once, so that none is
+    lost."""
+    def interrupted(signum, frame):
+        logging.disable(logging.CRITICAL)
+        raise KeyboardInterrupt
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, interrupted)
+    dropped = sys.unraisablehook
+
+    def raise_again(unraisable):
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):      # raised from another thread: after the drop
+            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        else:
+            dropped(unraisable)
+    sys.unraisablehook = raise_again
 
 
 def run_separately(course, command, *args, db=None, check=True):
@@ -194,20 +216,27 @@ class ForkedHelpers:
         for _ in range(feedback + bool(spare)):
             requests_out, requests_in = os.pipe()
             answers_out, answers_in = os.pipe()
+            stopping = {signal.SIGINT, signal.SIGTERM}      # held over the fork: a child never runs our handlers
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
             try:
                 pid = os.fork()
             except OSError:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 for fd in (requests_out, requests_in, answers_out, answers_in):
                     os.close(fd)
                 self.close()
                 raise
             if pid == 0:
                 try:
+                    for signum in stopping:         # Ctrl-C and `kill` are for the grading process, which closes us
+                        signal.signal(signum, signal.SIG_IGN)
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
                     for fd in [requests_in, answers_out] + [fd for helper in helpers for fd in helper.fds()]:
                         os.close(fd)
                     _serve_forked(requests_out, answers_in)
                 finally:
                     os._exit(0)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             os.close(requests_out)
             os.close(answers_in)
             helpers.append(_ForkedHelper(pid, os.fdopen(requests_in, 'w'), os.fdopen(answers_out)))
@@ -316,7 +345,6 @@ def _write_report(course_root, assignment, db_url):
 def _serve_forked(requests_fd, answers_fd):
     """A forked helper: each job read (feedback or a report) done, and its (exit code, log) written back; an
     import asked for ahead is done without an answer."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is for the grading process, which then closes us
     jobs = {'feedback': lambda argv: _run_app('generate_feedback', argv), 'report': _write_report}
     with os.fdopen(requests_fd) as requests, os.fdopen(answers_fd, 'w') as answers:
         for line in requests:

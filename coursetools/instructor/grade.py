@@ -367,13 +367,15 @@ def main(argv=None):
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
     preflight.check_temporary_folder(args.sequential)
     preflight.hold_the_course(course)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)      # `kill`, a job scheduler's stop: as Ctrl-C
+    commands.stop_on_ctrl_c_and_kill()                             # `kill`, a job scheduler's stop: as Ctrl-C
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
                              students=args.students, force=args.force, **settings)
     except (cluster.SchedulerUnreachable, NoWorkerCanGrade) as error:
         raise SystemExit(f'Cannot grade: {error}') from None
     except KeyboardInterrupt:
+        for signum in (signal.SIGINT, signal.SIGTERM):      # a second Ctrl-C or `kill` cannot cut the exit short
+            signal.signal(signum, signal.SIG_IGN)
         print('\nInterrupted. The notebooks graded before it are in the gradebook; nothing of the others is. '
               '`make grade` again grades the rest (then feedback, grades.csv and the reports).', file=sys.stderr)
         raise SystemExit(130) from None
