@@ -204,24 +204,30 @@ def stage(course, assignment, staging, students=None):
                 continue
             notes.extend(resolve_duplicate_grade_ids(nb, released_sources(course, assignment, name)))
             nbformat.write(nb, target / name)
-        beside = sorted((path for path in folder.iterdir()
-                         if path.is_file() and not path.is_symlink() and path.suffix != '.ipynb'),
-                        key=lambda path: (path.name != 'timestamp.txt', path.name))     # nbgrader's, first
-        copied = 0
-        for number, path in enumerate(beside):
-            size = path.stat().st_size
-            if copied == MAX_FILES_BESIDE:
-                notes.append(f'{len(beside) - number} file(s) from {path.name} on were left out: a submission may '
-                             f'have {MAX_FILES_BESIDE} files beside its notebook')
-                break
-            if size > min(limits.file, room):
-                notes.append(f'{path.name} ({size:,} bytes) was left out: over the {limits.describe(size, room)}')
-                continue
-            room -= size
-            shutil.copy2(path, target / path.name)
-            copied += path.name != 'timestamp.txt'
+        notes.extend(_copy_files_beside(folder, target, limits, room))
         report[student_folder.name] = notes
     return report
+
+
+def _copy_files_beside(folder, target, limits, room):
+    """Copy the regular files beside the notebooks (timestamp.txt first, then by name) while they fit in `room`
+    bytes and `limits`; notes for those left out."""
+    beside = sorted((path for path in folder.iterdir() if regular_file(path) and path.suffix != '.ipynb'),
+                    key=lambda path: (path.name != 'timestamp.txt', path.name))
+    notes, copied = [], 0
+    for number, path in enumerate(beside):
+        size = path.stat().st_size
+        if copied == MAX_FILES_BESIDE:
+            notes.append(f'{len(beside) - number} file(s) from {path.name} on were left out: a submission may have '
+                         f'{MAX_FILES_BESIDE} files beside its notebook')
+            break
+        if size > min(limits.file, room):
+            notes.append(f'{path.name} ({size:,} bytes) was left out: over the {limits.describe(size, room)}')
+            continue
+        room -= size
+        shutil.copy2(path, target / path.name)
+        copied += path.name != 'timestamp.txt'
+    return notes
 
 
 @dataclass(frozen=True)
