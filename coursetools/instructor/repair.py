@@ -44,12 +44,14 @@ def notebook_names(course, assignment):
     return sorted(p.name for p in (pathlib.Path(course) / 'source' / assignment).glob('*.ipynb'))
 
 
-def regular_file(path):
-    """Whether `path` is a regular file, not a link, pipe or device: the only kind of a student's file ever read."""
+def regular_file(path, limit=None):
+    """Whether `path` is a regular file, not a link, pipe or device (the only kind of a student's file ever read),
+    of at most `limit` bytes if given."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        info = os.lstat(path)
     except OSError:
         return False
+    return stat.S_ISREG(info.st_mode) and (limit is None or info.st_size <= limit)
 
 
 def find_notebook(folder, name, expected_names, limit=None):

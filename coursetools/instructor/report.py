@@ -105,7 +105,7 @@ def gather(course, assignment, db_url):
                 others = sorted(p.name for p in folder.glob('*.ipynb'))
                 problems[student].append(f'missing notebook {notebook}.ipynb' +
                                          (f' (found {", ".join(others)})' if others else ''))
-            elif regular_file(path) and path.stat().st_size <= limit:     # (staging said why it read no other)
+            elif regular_file(path, limit):     # (staging said why it read no other)
                 try:
                     json.loads(path.read_text(encoding='utf-8'))
                 except (UnicodeDecodeError, ValueError):

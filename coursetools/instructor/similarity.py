@@ -78,7 +78,7 @@ def submissions(course, assignment):
             graded = course / 'autograded' / student / assignment / name
             path = graded if graded.exists() else folder / name
             try:
-                if path != graded and not (regular_file(path) and path.stat().st_size <= limit):
+                if path != graded and not regular_file(path, limit):
                     raise OSError('not a regular file, or over the size limit: not read')
                 parts.append(solution_code(nbformat.read(path, as_version=4)))
             except Exception as error:      # missing or unreadable: the grading report says more
