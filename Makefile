@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 STAMP := $(VENV)/.installed
+# uv installs the pinned requirements.txt as pip would (the same packages), in 12 s instead of 31 (docs/architecture.md)
+UV_VERSION := 0.9.30
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 
 .PHONY: all venv grade test release demo-class demo-class-remove demo present benchmark clean
@@ -14,9 +16,9 @@ all: test
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is needed (found $$($(PYTHON) --version))."; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
-	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/pip install --quiet uv==$(UV_VERSION)
+	$(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode -r requirements.txt
+	$(BIN)/uv pip install --python $(BIN)/python --quiet --no-deps -e .
 	touch $(STAMP)
 
 venv: $(STAMP)

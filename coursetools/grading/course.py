@@ -81,8 +81,7 @@ class Course:
         """source/<assignment>/minimax_widget/: a copy of the widget package (coursetools/widget/, its one place
         in git), which nbgrader's release then ships beside the student's notebook. Made, never committed."""
         import shutil
-        import coursetools.widget
-        package = Path(coursetools.widget.__file__).parent
+        package = Path(__file__).resolve().parent.parent / 'widget'       # its files, without importing ipywidgets
         wanted = _package_files(package)
         for assignment in self.assignments():
             target = self.root / 'source' / assignment / 'minimax_widget'
