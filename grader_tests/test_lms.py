@@ -2,6 +2,7 @@
 
 The zips are built here the way each LMS names its files, from the demo class's notebooks.
 """
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -222,6 +223,28 @@ def test_a_file_over_the_courses_size_limit_is_skipped(course, tmp_path):
     assert not (submission(course, 'lovelaceada') / 'data.csv').exists()
     assert summary.skipped == [('lovelaceada_12345_6789013_data.csv', 'cannot be read: larger than 100,000 bytes '
                                                                       '(c.CourseDirectory.max_file_size)')]
+
+
+def test_a_large_class_zip_is_imported_a_megabyte_at_a_time(course, tmp_path):
+    """A class's zip may hold gigabytes: the importer never holds a file of it in memory at once, let alone the
+    whole zip. Here 240 MB of files (each within the limit) grow the importing process by a few megabytes."""
+    big = b'\0' * (40 * 1024 ** 2)
+    students = ('lovelaceada', 'babbagecharles', 'hopperg')
+    zip_path = make_zip(tmp_path / 'submissions.zip', [entry for number, student in enumerate(students) for entry in (
+        (f'{student}_{number}_1_noughts_and_crosses.ipynb', notebook('ada')),
+        (f'{student}_{number}_2_recording.mp4', big), (f'{student}_{number}_3_dataset.bin', big))])
+    script = (f'import resource, sys\nfrom coursetools.instructor import lms\n'
+              f'before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n'
+              f'lms.import_zip({str(zip_path)!r}, {A!r}, {str(course)!r})\n'
+              f'print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n')
+    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert int(run.stdout) < 30 * 1024, f'the import grew by {int(run.stdout) // 1024} MB'      # ru_maxrss is in kB
+    for student in students:
+        for name in ('recording.mp4', 'dataset.bin'):
+            path = submission(course, student) / name
+            assert path.stat().st_size == len(big) and hashlib.sha256(path.read_bytes()).digest() == \
+                hashlib.sha256(big).digest()
 
 
 def test_existing_submissions_newest_wins(course, tmp_path):

@@ -117,8 +117,9 @@ def _existing_timestamp(folder):
         return None
 
 
-def _digest(data):
-    return hashlib.sha256(data).hexdigest()
+def _digest(path):
+    with open(path, 'rb') as f:
+        return hashlib.file_digest(f, 'sha256').hexdigest()
 
 
 def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, timezone='UTC', dry_run=False,
@@ -175,16 +176,16 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
             if name is None:
                 summary.skipped.append((entry.zip_name, f'unusable file name {entry.filename!r}'))
                 continue
-            if name in files and files[name] != entry.data:
+            if name in files and files[name].digest != entry.digest:
                 summary.warnings.append(f'{student}: two files named {name}; the later one is kept')
-            files[name] = entry.data
+            files[name] = entry
         if not any(name.lower().endswith('.ipynb') for name in files):
             summary.skipped.append((student, f'no notebook among the files ({", ".join(sorted(files)) or "none"})'))
             continue
-        for name, data in files.items():
+        for name, entry in files.items():
             if name.lower().endswith('.ipynb'):
                 try:
-                    json.loads(data.decode('utf-8'))
+                    json.loads(entry.read().decode('utf-8'))
                 except (UnicodeDecodeError, ValueError):
                     summary.warnings.append(f'{student}: {name} is not valid notebook JSON (imported as it is)')
         if any(e.late for e in attempts[newest]):
@@ -197,8 +198,8 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
             continue
         note, backup = '', None
         if folder.exists():
-            have = {_digest(p.read_bytes()) for p in folder.iterdir() if p.is_file() and p.name != 'timestamp.txt'}
-            if {_digest(d) for d in files.values()} <= have:
+            have = {_digest(p) for p in folder.iterdir() if p.is_file() and p.name != 'timestamp.txt'}
+            if {entry.digest for entry in files.values()} <= have:
                 summary.unchanged.append(student)
                 continue
             old = _existing_timestamp(folder)
@@ -215,12 +216,15 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
         if dry_run:
             continue
         for extra in extras:  # the release's supporting files, as if the whole release folder was submitted
-            files.setdefault(str(extra.relative_to(release)), extra.read_bytes())
+            files.setdefault(str(extra.relative_to(release)), extra)
         scratch = pathlib.Path(tempfile.mkdtemp(prefix='.lms-import-', dir=course))
         try:
-            for name, data in files.items():
+            for name, source in files.items():
                 (scratch / name).parent.mkdir(parents=True, exist_ok=True)
-                (scratch / name).write_bytes(data)
+                if isinstance(source, pathlib.Path):
+                    shutil.copyfile(source, scratch / name)     # a file of the release
+                else:
+                    source.copy_to(scratch / name)
             (scratch / 'timestamp.txt').write_text(timestamp + '\n')
             if backup is not None:
                 backup.parent.mkdir(parents=True, exist_ok=True)

@@ -4,11 +4,14 @@ mapping file (roster) that can name them instead. lms.py imports what is read in
 import csv
 import dataclasses
 import datetime
+import hashlib
 import re
+import shutil
 import unicodedata
 import zipfile
 
 SYSTEM_FILES = {'.ds_store', 'thumbs.db', 'desktop.ini'}
+CHUNK = 1024 ** 2                  # bytes of an entry read at once
 
 MOODLE = re.compile(r'^(?P<name>.+?)_(?P<number>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$')
 CANVAS = re.compile(r'^(?P<name>[^_]+?)(?P<late>_LATE)?_(?P<number>\d+)_(?P<attachment>\d+)_(?P<rest>.+)$')
@@ -42,7 +45,20 @@ class Entry:
     when: datetime.datetime
     attempt: str = ''
     late: bool = False
-    data: bytes = b''
+    digest: str = ''                # sha256 of its bytes, read once when the zip is scanned
+    source: tuple = ()              # (zip path, ZipInfo, size limit): where `read` and `copy_to` find the bytes
+
+    def read(self):
+        """Its bytes (at most the size limit, which the scan checked)."""
+        path, info, limit = self.source
+        with zipfile.ZipFile(path) as zf:
+            return _read(zf, info, limit)
+
+    def copy_to(self, target):
+        """Write its bytes to the file `target`, a megabyte at a time."""
+        path, info, _ = self.source
+        with zipfile.ZipFile(path) as zf, zf.open(info) as handle, open(target, 'wb') as out:
+            shutil.copyfileobj(handle, out, CHUNK)
 
 
 class LmsImportError(Exception):
@@ -127,6 +143,19 @@ def _read(zf, info, limit):
     return data
 
 
+def _scan(zf, info, limit):
+    """The sha256 of an entry, read a megabyte at a time (its checksum checked at the end), never more than
+    `limit` bytes of it: only one chunk of the zip is ever in memory."""
+    digest, size = hashlib.sha256(), 0
+    with zf.open(info) as handle:
+        while chunk := handle.read(CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(f'larger than {limit:,} bytes (c.CourseDirectory.max_file_size)')
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def read_entries(zip_path, summary, zone, max_bytes):
     """The student files of the zip as Entry objects; refused/skipped entries go into `summary`."""
     try:
@@ -152,20 +181,21 @@ def read_entries(zip_path, summary, zone, max_bytes):
                                                       'Blackboard)'))
                 continue
             try:
-                data = _read(zf, info, max_bytes)
+                receipt = parsed['style'] == 'blackboard' and not parsed['filename'] and \
+                    parsed['ext'].lower() == '.txt'
+                text = _read(zf, info, max_bytes).decode('utf-8', 'replace') if receipt else ''
+                digest = _scan(zf, info, max_bytes)
             except (ValueError, zipfile.BadZipFile, OSError, NotImplementedError) as error:
                 summary.skipped.append((info.filename, f'cannot be read: {error}'))
                 continue
-            if parsed['style'] == 'blackboard' and not parsed['filename'] and parsed['ext'].lower() == '.txt':
-                text = data.decode('utf-8', 'replace')
-                if RECEIPT_NAME.search(text):
-                    receipts[(parsed['prefix'], parsed['attempt'])] = text
-                    continue
+            if RECEIPT_NAME.search(text):
+                receipts[(parsed['prefix'], parsed['attempt'])] = text
+                continue
             if parsed['style'] == 'moodle' and parsed.pop('plugin') != 'file':
                 summary.skipped.append((info.filename, 'not a file submission (Moodle online text, comments...)'))
                 continue
-            entry = Entry(zip_name=info.filename, data=data, **{k: v for k, v in parsed.items()
-                                                                 if k in Entry.__dataclass_fields__})
+            entry = Entry(zip_name=info.filename, digest=digest, source=(zip_path, info, max_bytes),
+                          **{k: v for k, v in parsed.items() if k in Entry.__dataclass_fields__})
             if parsed['style'] == 'blackboard':
                 blackboard.append((entry, parsed))
             entries.append(entry)
