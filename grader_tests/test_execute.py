@@ -92,6 +92,23 @@ def test_timeouts_cost_one_cell(tmp_path):
 
 
 @needs_sandbox
+def test_a_notebooks_own_cells_share_one_time_budget(tmp_path):
+    """However many cells a notebook adds, its own cells stop once they have run `notebook_timeout` seconds in all,
+    the replays after a kernel death included: each later one gets a 'not run' error, and the run goes on."""
+    nb = run(["x = 5"] + ["import time\ntime.sleep(1)"] * 20 + ["print('reached', x)"], tmp_path, notebook_timeout=3)
+    ran = [not errors(c) for c in nb.cells]
+    assert ran[:3] == [True] * 3 and ran[-15:] == [False] * 15 and text(nb.cells[-1]) == ""
+    assert ran == sorted(ran, reverse=True)                 # once spent, nothing more runs
+    assert all(e.ename == "CellTimeoutError" and "not run" in e.evalue and "3 s in all" in e.evalue
+               for c in nb.cells for e in errors(c))
+    # 4 s of cells, then a death: replaying them would take 4 s more, past the budget of 6
+    nb = run(["x = 5"] + ["import time\ntime.sleep(1)"] * 4 + ["import os\nos._exit(1)", "print('after', x)"],
+             tmp_path, notebook_timeout=6)
+    assert [e.ename for e in errors(nb.cells[5])] == ["KernelDied"]
+    assert text(nb.cells[6]) == "" and "not run" in errors(nb.cells[6])[0].evalue
+
+
+@needs_sandbox
 def test_infinite_recursion_costs_one_cell(tmp_path):
     # IPython formats a RecursionError's traceback in about 2 s (more on a loaded machine): timeout 10 s
     nb = run([

@@ -492,6 +492,21 @@ CATALOGUE.update({
 PIPES = {'piper': [NOTEBOOK]}
 
 
+# Cells added after the last test, each sleeping past the cell timeout: 30 minutes in all, unless the notebook's
+# own cells share one budget (`notebook_timeout`, set low for this class below). The answers earn their marks.
+DAWDLES = 300
+NOTEBOOK_TIMEOUT = 15
+
+
+def build_dawdler():
+    nb = filled(*ada())
+    nb.cells.extend(nbformat.v4.new_code_cell('import time\ntime.sleep(60)') for _ in range(DAWDLES))
+    return nb
+
+
+CATALOGUE['dawdler'] = (build_dawdler, (1, 3, 2, 1, 3, 2), None)
+
+
 def digest(folder):
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(pathlib.Path(folder).rglob('*')) if p.is_file()}
@@ -539,7 +554,8 @@ def hostile_class(tmp_path_factory):
     protected = {name: digest(course / name) for name in ('source', 'release', 'submitted')}
     protected['config'] = hashlib.sha256((course / 'nbgrader_config.py').read_bytes()).hexdigest()
     result = run_grade(course, ASSIGNMENT, f'--SandboxedExecute.timeout={CELL_TIMEOUT}',
-                       '--SandboxedExecute.interrupt_grace_period=1')    # the looper swallows the interrupt
+                       '--SandboxedExecute.interrupt_grace_period=1',    # the looper swallows the interrupt
+                       f'--SandboxedExecute.notebook_timeout={NOTEBOOK_TIMEOUT}', '--json', str(course / 'run.json'))
     return course, result, protected
 
 
@@ -578,6 +594,19 @@ def test_files_over_the_limits_are_left_out_and_named(hostile_class):
     problems = report.gather(course, ASSIGNMENT, 'sqlite:///' + str(course / 'gradebook.db'))['problems']
     assert any('2 file(s) from f100.txt on were left out' in note for note in problems['hoarder'])
     assert not (course / 'autograded' / 'oversized' / ASSIGNMENT / NOTEBOOK).exists()
+
+
+def test_a_notebooks_own_cells_stop_at_its_time_budget(hostile_class):
+    """The dawdler's sleeping cells would hold its slot for half an hour: its own cells stop once they have run
+    `notebook_timeout` seconds in all, each later one says why it was not run, and its answers keep their marks."""
+    course, _, _ = hostile_class
+    nb = nbformat.read(course / 'autograded/dawdler' / ASSIGNMENT / NOTEBOOK, as_version=4)
+    dawdles = [cell for cell in nb.cells if cell.source == 'import time\ntime.sleep(60)']
+    not_run = [cell for cell in dawdles if any(f'over {NOTEBOOK_TIMEOUT} s in all' in o.get('evalue', '')
+                                               for o in cell.outputs)]
+    assert len(dawdles) == DAWDLES and len(not_run) >= DAWDLES - NOTEBOOK_TIMEOUT // CELL_TIMEOUT - 1
+    timings = json.loads((course / 'run.json').read_text())[ASSIGNMENT]['timings']
+    assert next(t for t in timings if t['student'] == 'dawdler')['kernel_cells'] < NOTEBOOK_TIMEOUT + 2 * CELL_TIMEOUT
 
 
 def test_the_kernel_never_sees_a_test_cell(hostile_class):

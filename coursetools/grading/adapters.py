@@ -39,7 +39,7 @@ import json
 import os
 import re
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import jinja2
 import nbconvert
@@ -171,10 +171,8 @@ class _GradebookPool:
 
     def dispose(self):
         for gradebook in self.shared.values():
-            try:
+            with suppress(Exception):
                 gradebook.close()
-            except Exception:
-                pass
         self.shared.clear()
         self.sessions.clear()
 

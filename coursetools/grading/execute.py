@@ -94,6 +94,9 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                                                               'the rest is dropped with a note.').tag(config=True)
     max_kernel_restarts = Integer(5, help='Kernel deaths tolerated per notebook before the remaining cells are not '
                                           'run.').tag(config=True)
+    notebook_timeout = Integer(1800, allow_none=True, help="Wall time of a notebook's own cells in all, replays "
+                               'included, in seconds; the rest of them are then not run (its test cells still are: '
+                               'each has `timeout`). None/0: no limit.').tag(config=True)
     interrupt_grace_period = Float(5.0, help='Seconds a timed-out cell gets to stop after the interrupt before its '
                                              'kernel is killed and restarted.').tag(config=True)
     sandbox_tmpdir = Unicode('', help='Where the kernels\' scratch folders are made (default: the system temp '
@@ -222,19 +225,17 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
             await km.cleanup_resources()
 
     def _exit_description(self) -> str:
-        try:
+        with contextlib.suppress(Exception):        # no process, or still running (None < 0 raises)
             rc = self.km.provisioner.process.poll()
-        except Exception:
-            rc = None
-        if rc is None:
-            return ''
-        sig = -rc if rc < 0 else (rc - 128 if rc > 128 else None)
-        if sig:
-            try:
-                return f' (killed by {signal.Signals(sig).name})'
-            except ValueError:
-                pass
-        return f' (exit status {rc})'
+            sig = -rc if rc < 0 else rc - 128 if rc > 128 else None
+            return f' (killed by {signal.Signals(sig).name})' if sig in signal.valid_signals() else \
+                f' (exit status {rc})'
+        return ''
+
+    def _spent(self, replay_started=None) -> bool:
+        """Whether the notebook's own cells, and the replay under way, have used its `notebook_timeout`."""
+        used = self.timing['kernel_cells'] + (time.perf_counter() - replay_started if replay_started else 0)
+        return bool(self.notebook_timeout) and used > self.notebook_timeout
 
     def _death(self) -> KernelGone:
         return KernelGone('KernelDied', f'The kernel died while running this cell{self._exit_description()}: it '
@@ -284,6 +285,10 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
         channel costs this cell, and the next cells get a fresh kernel with the completed cells replayed."""
         if self._deaths > self.max_kernel_restarts:
             self._add_error(cell, 'KernelDied', f'not run: too many kernel deaths ({self._deaths}) in this notebook')
+            return
+        if grade_id is None and self._spent():
+            self._add_error(cell, 'CellTimeoutError', "not run: this notebook's cells have run for over "
+                                                      f'{self.notebook_timeout} s in all (the limit of a notebook)')
             return
         try:
             if grade_id is not None:
@@ -351,9 +356,11 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                 except Exception:
                     return
 
-        drainer = asyncio.ensure_future(drain())
+        drainer, started = asyncio.ensure_future(drain()), time.perf_counter()
         try:
             for i in indices:
+                if self._spent(started):
+                    return None             # the cells after are not run either
                 msg_id = kc.execute(self.nb.cells[i].source, store_history=True, stop_on_error=False,
                                     allow_stdin=False)
                 deadline = None if not self.timeout else time.monotonic() + self.timeout
@@ -368,5 +375,6 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                         break
             return None
         finally:
+            self.timing['kernel_cells'] += time.perf_counter() - started
             stop.set()
             await drainer

@@ -10,6 +10,7 @@ fresh session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from queue import Empty
@@ -122,10 +123,8 @@ class TestCellsInChecker:
             raise
         except Exception as error:
             self._gone = channel_broken(error)
-            try:
+            with contextlib.suppress(Exception):
                 await self.km.shutdown_kernel(now=True)
-            except Exception:
-                pass
             return {'gone': self._gone.ename, 'message': self._gone.message}
         finally:
             self.timing['call_seconds'] += time.perf_counter() - started

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import select
 import shutil
@@ -208,15 +209,11 @@ class CheckerSession:
     def close(self):
         """End the session's process, whatever it is doing."""
         for stream in (self.reader, self.writer, self.connection):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
         if self.pid is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
             self.pid = None
 
     async def run_cell(self, trusted, cell_id, call_kernel, deadline):
