@@ -507,6 +507,16 @@ def build_dawdler():
 CATALOGUE['dawdler'] = (build_dawdler, (1, 3, 2, 1, 3, 2), None)
 
 
+def build_bomber():
+    """5,000 cells of `1` (a few milliseconds each to run, an output each): more than a notebook may have."""
+    nb = filled(*ada())
+    nb.cells.extend(nbformat.v4.new_code_cell('1') for _ in range(5000))
+    return nb
+
+
+CATALOGUE['bomber'] = (build_bomber, (0, 0, 0, 0, 0, 0), 'has 5,040 cells, more than the 1,000 a notebook may have')
+
+
 def digest(folder):
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(pathlib.Path(folder).rglob('*')) if p.is_file()}

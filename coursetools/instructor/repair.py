@@ -10,8 +10,9 @@
 * leaves out a file that is not a notebook at all (empty, truncated JSON), so nbgrader gives that student zero,
   and says why;
 * holds every submission to the sizes nbgrader's own `submit` allows (`c.CourseDirectory.max_file_size` a file,
-  `max_dir_size` a submission, in kilobytes of 1000 bytes) and to `MAX_FILES_BESIDE` files beside the notebook:
-  a notebook over the limit is not graded, another file over it is left out, and the note says which and why.
+  `max_dir_size` a submission, in kilobytes of 1000 bytes), to `MAX_FILES_BESIDE` files beside the notebook and
+  `MAX_CELLS` cells in it: a notebook over a limit is not graded, another file over it is left out, and the note
+  says which and why.
   Only what fits is read or copied, so a huge file costs neither memory nor time.
 
 Deleted, edited and retyped test cells are put back by nbgrader itself (OverwriteCells, configured in
@@ -35,6 +36,9 @@ from traitlets.log import get_logger
 
 #: files a submission may have beside its notebooks, besides timestamp.txt; the rest are left out
 MAX_FILES_BESIDE = 100
+
+#: cells a notebook may have (a release has about 50): each costs the grader a few milliseconds and an output
+MAX_CELLS = 1000
 
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
 COPY_KEY = 'coursetools'
@@ -99,6 +103,9 @@ def read_notebook(path):
         return None, [f'{path.name} is not a notebook (not valid JSON: {error}): not graded']
     if not isinstance(data, dict) or 'cells' not in data and 'worksheets' not in data:
         return None, [f'{path.name} is JSON but not a notebook: not graded']
+    cells = _cell_count(data)
+    if cells > MAX_CELLS:
+        return None, [f'{path.name} has {cells:,} cells, more than the {MAX_CELLS:,} a notebook may have: not graded']
     notes = []
     version = data.get('nbformat')
     try:
@@ -124,6 +131,16 @@ def read_notebook(path):
     if changes:
         notes.append(f'repaired {changes} notebook format problem(s)')
     return nb, notes
+
+
+def _cell_count(data):
+    """The cells of notebook JSON (nbformat 4, or 3's worksheets); 0 where they are malformed (nbformat says why)."""
+    try:
+        if 'cells' in data:
+            return len(data['cells'])
+        return sum(len(sheet['cells']) for sheet in data['worksheets'])
+    except (TypeError, KeyError):
+        return 0
 
 
 def _answered(cell, released_sources):
