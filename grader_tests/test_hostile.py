@@ -517,6 +517,16 @@ def build_bomber():
 CATALOGUE['bomber'] = (build_bomber, (0, 0, 0, 0, 0, 0), 'has 5,040 cells, more than the 1,000 a notebook may have')
 
 
+def build_padder():
+    """A cell of 5 MB of code: minutes of grading, and a feedback page of over 50 MB, had it been graded."""
+    nb = filled(*ada())
+    nb.cells.append(nbformat.v4.new_code_cell('x = [1, 2, 3]  # padding\n' * 200_000))
+    return nb
+
+
+CATALOGUE['padder'] = (build_padder, (0, 0, 0, 0, 0, 0), 'characters of code, more than the 300,000')
+
+
 def digest(folder):
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(pathlib.Path(folder).rglob('*')) if p.is_file()}

@@ -10,9 +10,9 @@
 * leaves out a file that is not a notebook at all (empty, truncated JSON), so nbgrader gives that student zero,
   and says why;
 * holds every submission to the sizes nbgrader's own `submit` allows (`c.CourseDirectory.max_file_size` a file,
-  `max_dir_size` a submission, in kilobytes of 1000 bytes), to `MAX_FILES_BESIDE` files beside the notebook and
-  `MAX_CELLS` cells in it: a notebook over a limit is not graded, another file over it is left out, and the note
-  says which and why.
+  `max_dir_size` a submission, in kilobytes of 1000 bytes), to `MAX_FILES_BESIDE` files beside the notebook, and
+  to `MAX_CELLS` cells and `MAX_CODE_CHARS` characters of code in it: a notebook over a limit is not graded, another
+  file over it is left out, and the note says which and why.
   Only what fits is read or copied, so a huge file costs neither memory nor time.
 
 Deleted, edited and retyped test cells are put back by nbgrader itself (OverwriteCells, configured in
@@ -39,6 +39,10 @@ MAX_FILES_BESIDE = 100
 
 #: cells a notebook may have (a release has about 50): each costs the grader a few milliseconds and an output
 MAX_CELLS = 1000
+
+#: characters of code a notebook may have in all (an answered release has about 20,000): the kernel runs it and
+#: the feedback page shows it highlighted, at about eleven bytes of page for each character
+MAX_CODE_CHARS = 300_000
 
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
 COPY_KEY = 'coursetools'
@@ -112,6 +116,10 @@ def read_notebook(path):
         nb = nbformat.reads(json.dumps(data), as_version=4)
     except Exception as error:  # nbformat raises many kinds for malformed input
         return None, [f'{path.name} could not be read as a notebook ({type(error).__name__}: {error}): not graded']
+    code = sum(len(cell.source) for cell in nb.cells if cell.cell_type == 'code')
+    if code > MAX_CODE_CHARS:
+        return None, [f'{path.name} has {code:,} characters of code, more than the {MAX_CODE_CHARS:,} a notebook may '
+                      'have: not graded']
     if version != 4:
         notes.append(f'converted from nbformat {version} to 4')
     try:
