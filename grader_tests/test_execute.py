@@ -140,6 +140,28 @@ def test_output_flood_is_cut(tmp_path):
     assert len(nbformat.writes(nb)) < 1.2 * 1024**2
 
 
+SEND_ERRORS = ("k = get_ipython().kernel\nfor i in range(500):\n    k.session.send(k.iopub_socket, 'error', {'ename': 'E', "
+               "'evalue': 'x' * 3000, 'traceback': ['y' * 3000] * 10}, parent=k.get_parent())")
+
+
+@needs_sandbox
+def test_the_output_budget_holds_whatever_form_the_bytes_take(tmp_path):
+    """Many empty displays, a display's metadata, errors sent by hand past a cell's first, widgets' state: each
+    alone made the notebook 1.3 to 16 MB. Now all of them together stay near `max_output_bytes` (1 MB), and each
+    cell's first error, which says what went wrong there, is kept."""
+    nb = run([
+        "from IPython.display import display\nfor i in range(10_000):\n    display('')",
+        "display('', metadata={'pad': 'm' * 2_000_000})",
+        SEND_ERRORS,
+        "import ipywidgets\nkept = [ipywidgets.Text(value='w' * 1_000_000) for _ in range(5)]",
+        "1 / 0",
+    ], tmp_path)
+    assert len(nbformat.writes(nb)) < 1.2 * 1024**2
+    assert not nb.metadata.get("widgets")
+    assert [e.ename for e in errors(nb.cells[2])] == ["E"] and [e.ename for e in errors(nb.cells[4])] == \
+        ["ZeroDivisionError"]
+
+
 @needs_sandbox
 def test_nbgrader_execution_reaches_kernel_and_outputs_unchanged(tmp_path, monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")

@@ -94,6 +94,8 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                                                               'the rest is dropped with a note.').tag(config=True)
     max_kernel_restarts = Integer(5, help='Kernel deaths tolerated per notebook before the remaining cells are not '
                                           'run.').tag(config=True)
+    store_widget_state = Bool(False, help="Widgets' state is not kept in the graded notebook: the course's widget "
+                                          'is off while grading, and a kernel could send any amount.').tag(config=True)
     notebook_timeout = Integer(1800, allow_none=True, help="Wall time of a notebook's own cells in all, replays "
                                'included, in seconds; the rest of them are then not run (its test cells still are: '
                                'each has `timeout`). None/0: no limit.').tag(config=True)

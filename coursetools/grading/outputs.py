@@ -1,8 +1,11 @@
 """What a kernel's outputs may add to a notebook: errors and streams capped, `max_output_bytes` (a trait of
-`SandboxedExecute`) per notebook, and a note where output was dropped."""
+`SandboxedExecute`) per notebook, each output counted with its metadata and its own weight (100,000 empty displays
+made 13 MB), only a cell's first error kept past it, and a note where output was dropped."""
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.grading.channel import cap_error, error_output, mb
+
+OUTPUT_OVERHEAD = 100       # bytes of notebook an output costs besides what it holds (about 130, measured)
 
 
 class CappedOutputs:
@@ -18,19 +21,14 @@ class CappedOutputs:
                             text=f'\n[output truncated by the grader after {mb(self.max_output_bytes)}]\n')
 
     def output(self, outs, msg, display_id, cell_index):
-        limit = self.max_output_bytes
-        if not limit:
+        limit, msg_type, content = self.max_output_bytes, msg['msg_type'], msg['content']
+        if not limit or msg_type not in ('error', 'stream', 'display_data', 'execute_result', 'update_display_data'):
             return super().output(outs, msg, display_id, cell_index)
-        msg_type, content = msg['msg_type'], msg['content']
         if msg_type == 'error':
             cap_error(content)
-            return super().output(outs, msg, display_id, cell_index)
-        if msg_type == 'stream':
-            size = len(content.get('text', ''))
-        elif msg_type in ('display_data', 'execute_result', 'update_display_data'):
-            size = sum(len(v) if isinstance(v, str) else len(str(v)) for v in (content.get('data') or {}).values())
-        else:
-            return super().output(outs, msg, display_id, cell_index)
+            if not any(out.get('output_type') == 'error' for out in outs):     # a cell's first error is kept
+                return super().output(outs, msg, display_id, cell_index)
+        size = OUTPUT_OVERHEAD + len(str(content))              # its metadata counts too
         remaining = limit - self._output_used
         if size <= remaining:
             self._output_used += size
@@ -44,5 +42,3 @@ class CappedOutputs:
             self._truncated_cells.add(cell_index)
             outs.append(self._note())
         return out
-
-
