@@ -135,24 +135,27 @@ def parse_name(path, when, zone):
     return None
 
 
-def _read(zf, info, limit):
-    with zf.open(info) as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f'larger than {limit:,} bytes (c.CourseDirectory.max_file_size)')
-    return data
-
-
-def _scan(zf, info, limit):
-    """The sha256 of an entry, read a megabyte at a time (its checksum checked at the end), never more than
-    `limit` bytes of it: only one chunk of the zip is ever in memory."""
-    digest, size = hashlib.sha256(), 0
+def _chunks(zf, info, limit):
+    """An entry a megabyte at a time (its checksum checked at the end); ValueError once past `limit` bytes, so
+    no more of it is ever read."""
+    size = 0
     with zf.open(info) as handle:
         while chunk := handle.read(CHUNK):
             size += len(chunk)
             if size > limit:
                 raise ValueError(f'larger than {limit:,} bytes (c.CourseDirectory.max_file_size)')
-            digest.update(chunk)
+            yield chunk
+
+
+def _read(zf, info, limit):
+    return b''.join(_chunks(zf, info, limit))
+
+
+def _scan(zf, info, limit):
+    """The sha256 of an entry, with only one chunk of it in memory at a time."""
+    digest = hashlib.sha256()
+    for chunk in _chunks(zf, info, limit):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
