@@ -38,6 +38,7 @@ from conftest import copy_course  # noqa: E402
 from coursetools.instructor import democlass  # noqa: E402
 import floor  # noqa: E402  (benchmarks/floor.py)
 from classes import ASSIGNMENT, VARIED, students_of  # noqa: E402,F401  (benchmarks/classes.py)
+from suite_cpu import busy_cpu  # noqa: E402  (benchmarks/suite_cpu.py)
 
 def env():
     e = dict(os.environ)
@@ -54,13 +55,6 @@ def build_class(dest, students):
         nbformat.write(notebook, folder / f'{ASSIGNMENT}.ipynb')
         (folder / 'timestamp.txt').write_text(democlass.TIMESTAMP + '\n')
     return course
-
-
-def busy_cpu():
-    """CPU seconds the whole machine has been busy (kernels in their sandboxes included), from /proc/stat."""
-    with open('/proc/stat') as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return (sum(fields) - fields[3] - fields[4]) / os.sysconf('SC_CLK_TCK')
 
 
 class CpuByProcess:

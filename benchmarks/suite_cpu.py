@@ -18,10 +18,11 @@ RESULTS = 'SUITE_CPU_RESULTS'           # the file the plugin appends "cpu wall 
 
 
 def busy_cpu():
-    """CPU-seconds the whole machine has been busy (user, nice, system) since it started."""
+    """CPU seconds the whole machine has been busy (kernels in their sandboxes included), from /proc/stat: all
+    but idle and waiting for the disk. The grading benchmark reads it too."""
     with open('/proc/stat') as f:
-        fields = f.readline().split()
-    return sum(int(x) for x in fields[1:4]) / os.sysconf('SC_CLK_TCK')
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf('SC_CLK_TCK')
 
 
 class _Module:
