@@ -498,33 +498,22 @@ DAWDLES = 300
 NOTEBOOK_TIMEOUT = 15
 
 
-def build_dawdler():
+def ada_then(sources):
+    """Ada's notebook with code cells of `sources` added at its end, after the last test."""
     nb = filled(*ada())
-    nb.cells.extend(nbformat.v4.new_code_cell('import time\ntime.sleep(60)') for _ in range(DAWDLES))
+    nb.cells.extend(nbformat.v4.new_code_cell(source) for source in sources)
     return nb
 
 
-CATALOGUE['dawdler'] = (build_dawdler, (1, 3, 2, 1, 3, 2), None)
-
-
-def build_bomber():
-    """5,000 cells of `1` (a few milliseconds each to run, an output each): more than a notebook may have."""
-    nb = filled(*ada())
-    nb.cells.extend(nbformat.v4.new_code_cell('1') for _ in range(5000))
-    return nb
-
-
-CATALOGUE['bomber'] = (build_bomber, (0, 0, 0, 0, 0, 0), 'has 5,040 cells, more than the 1,000 a notebook may have')
-
-
-def build_padder():
-    """A cell of 5 MB of code: minutes of grading, and a feedback page of over 50 MB, had it been graded."""
-    nb = filled(*ada())
-    nb.cells.append(nbformat.v4.new_code_cell('x = [1, 2, 3]  # padding\n' * 200_000))
-    return nb
-
-
-CATALOGUE['padder'] = (build_padder, (0, 0, 0, 0, 0, 0), 'characters of code, more than the 300,000')
+# 5,000 cells of `1` (a few milliseconds each to run, an output each): more than a notebook may have. A cell of
+# 5 MB of code: minutes of grading, and a feedback page of over 50 MB, had it been graded.
+CATALOGUE.update({
+    'dawdler': (lambda: ada_then(['import time\ntime.sleep(60)'] * DAWDLES), (1, 3, 2, 1, 3, 2), None),
+    'bomber': (lambda: ada_then(['1'] * 5000), (0, 0, 0, 0, 0, 0),
+               'has 5,040 cells, more than the 1,000 a notebook may have'),
+    'padder': (lambda: ada_then(['x = [1, 2, 3]  # padding\n' * 200_000]), (0, 0, 0, 0, 0, 0),
+               'characters of code, more than the 300,000'),
+})
 
 
 def digest(folder):
