@@ -122,6 +122,9 @@ def test_release_collect_autograde_manual_grading_and_feedback_in_formgrader(for
         answer = page.locator(f'input.score#{WRITTEN}')
         answer.wait_for(timeout=60_000)
         assert 'Minimax works out the value a player can force' in page.locator('body').inner_text()
+        # the page binds its inputs once it has fetched the grades and comments (a mark typed before is lost), and
+        # fetches them only at window 'load', which waits for MathJax from a CDN: off-machine requests fail at once
+        page.wait_for_function('() => formgrader.grades.loaded && formgrader.comments.loaded', timeout=60_000)
         answer.fill('2')
         answer.press('Tab')
         comment = page.locator(f'.nbgrader_cell:has(input#{WRITTEN}) textarea.comment')
