@@ -41,6 +41,8 @@ EDITED_CELLS = {'score_end-rows-and-columns', 'score_end-diagonals', 'score_end-
 # What `make grade` gives each student (test_demo_class.py, test_hostile.py).
 MAKE_GRADE_MARKS = {**{s: EXPECTED[s] for s in DEMO_STUDENTS}, 'renamed': CATALOGUE['renamed'][1],
                     'duplicator': CATALOGUE['duplicator'][1], 'editor': CATALOGUE['editor'][1]}
+OVER_A_LIMIT = {'bomber': f'{NOTEBOOK} has 5,040 cells, more than the 1,000 a notebook may have: not graded',
+                'padder': f'{NOTEBOOK} has 5,0'}      # 5,0xx,xxx characters of code, more than the 300,000
 HIDDEN = re.compile(r'### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS', re.S)
 
 
@@ -221,6 +223,8 @@ def formgrader_course(tmp_path_factory):
     """A checkout with no gradebook yet and one renamed notebook, generated with `.venv/bin/nbgrader`."""
     course = checkout(tmp_path_factory.mktemp('formgrader') / 'course', students=[])
     write_student(course, 'renamed', filled(*ada()))
+    for student in OVER_A_LIMIT:
+        write_student(course, student, CATALOGUE[student][0]())
     generated = prefixed_nbgrader(course, course, 'generate_assignment', ASSIGNMENT, '--force')
     return course, generated
 
@@ -240,6 +244,21 @@ def test_formgrader_autograde_grades_a_renamed_notebook(formgrader_course):
     assert result['success'], result.get('error', '') + result.get('log', '')[-2000:]
     assert f"graded '{RENAMED}' as '{NOTEBOOK}'" in result['log']
     assert task_marks(course) == {'renamed': (1, 3, 2, 1, 3, 2)}
+
+
+@pytest.mark.filterwarnings('ignore::sqlalchemy.exc.SAWarning')
+def test_formgrader_refuses_a_notebook_over_a_limit_before_running_any_of_it(formgrader_course):
+    """The hostile catalogue's bomber (5,040 cells) and padder (5 MB of code), autograded by formgrader's own
+    button (plain nbgrader, no `make grade` staging): refused with the reason, nothing of them run or kept."""
+    course, _ = formgrader_course
+    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    for student, reason in OVER_A_LIMIT.items():
+        result = api.autograde(ASSIGNMENT, student)
+        assert not result['success'] and reason in result['log'], result.get('log', '')[-2000:]
+        assert not (course / 'autograded' / student / ASSIGNMENT / NOTEBOOK).exists()
+    assert {student: task_marks(course)[student] for student in OVER_A_LIMIT} == {   # as `make grade` gives them
+        student: CATALOGUE[student][1] for student in OVER_A_LIMIT}
 
 
 def test_make_clean_removes_the_staging_folder_too_and_keeps_the_gradebook(tmp_path):

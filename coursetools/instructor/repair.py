@@ -20,7 +20,8 @@ nbgrader_config.py). Each student gets a list of notes for the report.
 
 Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the same repairs happen inside nbgrader:
 `grade_renamed_notebooks` (its `Autograde.pre_convert_hook`) writes a renamed notebook's gradable copy beside the
-student's file, and `ResolveDuplicateGradeIds` (below) resolves duplicated cells while sanitizing.
+student's file, and `ResolveDuplicateGradeIds` (below) refuses a notebook over the cell or code limit and resolves
+duplicated cells while sanitizing. (The file limits apply there only in `nbgrader submit`.)
 """
 import json
 import os
@@ -107,19 +108,18 @@ def read_notebook(path):
         return None, [f'{path.name} is not a notebook (not valid JSON: {error}): not graded']
     if not isinstance(data, dict) or 'cells' not in data and 'worksheets' not in data:
         return None, [f'{path.name} is JSON but not a notebook: not graded']
-    cells = _cell_count(data)
-    if cells > MAX_CELLS:
-        return None, [f'{path.name} has {cells:,} cells, more than the {MAX_CELLS:,} a notebook may have: not graded']
+    too_big = over_a_limit(path.name, _cell_count(data), 0)
+    if too_big:
+        return None, [too_big]
     notes = []
     version = data.get('nbformat')
     try:
         nb = nbformat.reads(json.dumps(data), as_version=4)
     except Exception as error:  # nbformat raises many kinds for malformed input
         return None, [f'{path.name} could not be read as a notebook ({type(error).__name__}: {error}): not graded']
-    code = sum(len(cell.source) for cell in nb.cells if cell.cell_type == 'code')
-    if code > MAX_CODE_CHARS:
-        return None, [f'{path.name} has {code:,} characters of code, more than the {MAX_CODE_CHARS:,} a notebook may '
-                      'have: not graded']
+    too_big = over_a_limit(path.name, 0, _code_chars(nb))
+    if too_big:
+        return None, [too_big]
     if version != 4:
         notes.append(f'converted from nbformat {version} to 4')
     try:
@@ -139,6 +139,20 @@ def read_notebook(path):
     if changes:
         notes.append(f'repaired {changes} notebook format problem(s)')
     return nb, notes
+
+
+def over_a_limit(name, cells, code):
+    """Why a notebook of `cells` cells and `code` characters of code is not graded, or None if it fits."""
+    if cells > MAX_CELLS:
+        return f'{name} has {cells:,} cells, more than the {MAX_CELLS:,} a notebook may have: not graded'
+    if code > MAX_CODE_CHARS:
+        return (f'{name} has {code:,} characters of code, more than the {MAX_CODE_CHARS:,} a notebook may have: '
+                'not graded')
+    return None
+
+
+def _code_chars(nb):
+    return sum(len(cell.source) for cell in nb.cells if cell.cell_type == 'code')
 
 
 def _cell_count(data):
@@ -325,8 +339,14 @@ def _grade_renamed_notebooks(course, listed_folder, notebooks, log):
                     folder.parent.name, note, shown, ''.join(f'; {n}' for n in notes))
 
 
+class NotGradable(Exception):
+    """A notebook over a limit, refused by plain nbgrader's sanitize step before any of it runs."""
+
+
 class ResolveDuplicateGradeIds(NbGraderPreprocessor):
-    """Sanitize step: one cell per grade_id, kept as `make grade` keeps it (`resolve_duplicate_grade_ids`).
+    """Sanitize step: a notebook over `MAX_CELLS` or `MAX_CODE_CHARS` is refused (nbgrader logs why, grades the
+    others and exits non-zero), as `make grade`'s staging refuses it; then one cell per grade_id, kept as `make
+    grade` keeps it (`resolve_duplicate_grade_ids`).
 
     JupyterLab's copy/paste and split-cell copy a cell's grade_id. nbgrader's DeduplicateIds keeps the last copy
     even when the student answered in another one; this keeps the last answered copy, so plain nbgrader and
@@ -335,6 +355,9 @@ class ResolveDuplicateGradeIds(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources['nbgrader']
+        too_big = over_a_limit(info['notebook'] + '.ipynb', len(nb.cells), _code_chars(nb))
+        if too_big:
+            raise NotGradable(f"{info['student']}: {too_big}")
         course_root = CourseDirectory(config=self.config).root
         released = released_sources(course_root, info['assignment'], info['notebook'] + '.ipynb')
         for note in resolve_duplicate_grade_ids(nb, released):
