@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT, copy_course, run_grade
 from test_demo_class import EXPECTED
+from coursetools.instructor import preflight
 
 
 def test_a_fresh_clone_grades_the_demo_class_each_student_in_the_workbooks_they_handed_in(graded_class):
@@ -43,7 +44,34 @@ def test_real_work_is_never_touched_and_an_assignment_nobody_handed_in_stops_not
     assert not (course / 'reports' / 'alpha_beta.html').exists()
 
 
-@pytest.mark.parametrize('length, args', [(72, ()), (60, ('--sequential',))])
+RUN_FOLDER = '''
+import os, sys, tempfile
+from coursetools.instructor import preflight
+folder = preflight.take_a_run_folder()
+print(folder, tempfile.gettempdir(), os.environ['TMPDIR'], sorted(os.listdir(folder)))
+'''
+
+
+def test_a_run_removes_the_folders_of_runs_that_are_gone_and_no_other(tmp_path):
+    """The run's own temporary folder, and the sweep before it: a killed run's folder (its lock file unlocked)
+    goes; a live run's (locked), and a folder of another program's named alike (no lock file), stay."""
+    import fcntl
+    for name in ('nb-gone1234/nbslot-x/conn', 'nb-live5678', 'nb-theirs90'):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / 'nb-gone1234/nbslot-x/conn/kernel').write_text('left by a SIGKILL')
+    (tmp_path / 'nb-gone1234' / preflight.RUN_LOCK).write_text('')
+    with open(tmp_path / 'nb-live5678' / preflight.RUN_LOCK, 'w') as live:
+        fcntl.flock(live, fcntl.LOCK_EX)
+        run = subprocess.run([sys.executable, '-c', RUN_FOLDER], env=dict(os.environ, TMPDIR=str(tmp_path)),
+                             capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    folder, temporary, tmpdir, inside = run.stdout.split(maxsplit=3)
+    assert folder == temporary == tmpdir and pathlib.Path(folder).parent == tmp_path
+    assert inside.strip() == repr([preflight.RUN_LOCK])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(['nb-live5678', 'nb-theirs90', pathlib.Path(folder).name])
+
+
+@pytest.mark.parametrize('length, args', [(60, ()), (48, ('--sequential',))])
 def test_a_temporary_folder_too_long_for_the_kernels_sockets_is_refused_in_one_line(tmp_path, length, args):
     course = copy_course(tmp_path / 'course', students=('ada',))
     folder = pathlib.Path(tempfile.mkdtemp())

@@ -13,7 +13,7 @@ import textwrap
 import threading
 import time
 
-from conftest import copy_course, needs_sandbox, run_grade
+from conftest import copy_course, needs_sandbox
 from coursetools.instructor import marks
 from coursetools.instructor import preflight
 
@@ -70,7 +70,7 @@ def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_pat
     before = set()
 
     def starting(course, lines):
-        return list(scratch.glob('checker-*'))
+        return list(scratch.glob('*/checker-*'))      # in the run's own folder
 
     def one_graded(course, lines):
         return any(line.startswith('grading 1/') for line in lines)
@@ -102,12 +102,15 @@ def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_pat
         'Cannot grade: `make grade` is already running in this course (process '), refusals
     status, _ = interrupt_grading(course, signal.SIGKILL, env, one_graded)     # a power cut in the middle
     assert status == -signal.SIGKILL
-    shutil.rmtree(top, ignore_errors=True)      # with what the killed run could not remove (its checker may be
-                                                # removing its own folder meanwhile)
+    left = [path.name for path in scratch.iterdir()]        # what the killed run could not remove: its run folder
+    assert len(left) == 1 and (scratch / left[0] / preflight.RUN_LOCK).is_file(), left
     with sqlite3.connect(course / 'gradebook.db') as db:
         assert db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
-    result = run_grade(course, ASSIGNMENT)
+    result = subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', ASSIGNMENT], cwd=course, env=env,
+                            capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert list(scratch.iterdir()) == []        # the next run removed it, then its own
+    shutil.rmtree(top)
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
     assert {s: sum(row.values()) for s, row in table.items()} == {'ada': 12, 'cat': 11, 'kim': 11, 'lee': 11,
                                                                   'max': 0}

@@ -367,6 +367,7 @@ def main(argv=None):
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
     preflight.check_temporary_folder(args.sequential)
     preflight.hold_the_course(course)
+    run_folder = preflight.take_a_run_folder()
     commands.stop_on_ctrl_c_and_kill()                             # `kill`, a job scheduler's stop: as Ctrl-C
     try:
         runs, phases = grade(course, args.assignment, db=args.db, options=options, sequential=args.sequential,
@@ -379,6 +380,8 @@ def main(argv=None):
         print('\nInterrupted. The notebooks graded before it are in the gradebook; nothing of the others is. '
               '`make grade` again grades the rest (then feedback, grades.csv and the reports).', file=sys.stderr)
         raise SystemExit(130) from None
+    finally:
+        shutil.rmtree(run_folder, ignore_errors=True)
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,

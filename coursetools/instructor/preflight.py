@@ -1,7 +1,11 @@
 """What `make grade` checks before it starts anything: that no other `make grade` is running in the course, and
-that the temporary folder leaves room for the kernels' sockets. Each refusal is one line."""
+that the temporary folder leaves room for the kernels' sockets. Each refusal is one line. Then the run's own
+temporary folder, which holds everything the run puts in the temporary folder and goes with it, even after a
+SIGKILL (the next run removes it)."""
+import contextlib
 import fcntl
 import os
+import shutil
 import tempfile
 
 from coursetools.grading.kernels import SOCKET_ROOM
@@ -34,7 +38,7 @@ _HELD = []          # the course's lock file, open while this process runs
 def temporary_folder_room(sequential):
     """The longest temporary folder path, in bytes, that leaves room for the kernels' sockets; `--sequential`'s
     nbgrader process has a folder of its own in it."""
-    return SOCKET_ROOM - (len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') if sequential else 0)
+    return SOCKET_ROOM - len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') * (2 if sequential else 1)
 
 
 def check_temporary_folder(sequential):
@@ -46,3 +50,39 @@ def check_temporary_folder(sequential):
         raise SystemExit(f'Cannot grade: the temporary folder {folder} has a path of {len(os.fsencode(folder))} '
                          f'bytes, and the kernels\' sockets in it need one of at most {room}. Set a shorter one: '
                          'TMPDIR=/tmp make grade')
+
+
+RUN_LOCK = '.make-grade-run'     # in a run's temporary folder, locked while the run lives
+
+
+def take_a_run_folder():
+    """A temporary folder for this run, made the temporary folder of this process and the processes it starts.
+    Its lock file appears already locked (locked under another name, then renamed), and the lock goes with the
+    process however it ends: the folders of runs that are gone are removed first, those of live runs left alone."""
+    base = tempfile.gettempdir()
+    for folder in os.scandir(base):
+        if folder.name.startswith(commands.SCRATCH_PREFIX) and folder.is_dir(follow_symlinks=False):
+            with contextlib.suppress(OSError), open(os.path.join(folder.path, RUN_LOCK)) as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)       # BlockingIOError (an OSError): still running
+                _remove_lock_last(folder.path)
+    folder = tempfile.mkdtemp(prefix=commands.SCRATCH_PREFIX, dir=base)
+    lock = open(os.path.join(folder, RUN_LOCK + '-new'), 'w')
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    os.rename(lock.name, os.path.join(folder, RUN_LOCK))
+    _HELD.append(lock)
+    tempfile.tempdir = os.environ['TMPDIR'] = folder
+    return folder
+
+
+def _remove_lock_last(folder):
+    """A gone run's folder, its lock file last: what cannot be removed now keeps the lock, and so is tried again."""
+    for entry in os.scandir(folder):
+        if entry.name != RUN_LOCK:
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+    if os.listdir(folder) == [RUN_LOCK]:
+        os.unlink(os.path.join(folder, RUN_LOCK))
+        os.rmdir(folder)
