@@ -516,6 +516,16 @@ CATALOGUE.update({
 })
 
 
+def stuffed():
+    """Ada's notebook with 20 MB of saved widget state: metadata no grading step reads, but each would copy."""
+    nb = filled(*ada())
+    nb.metadata['widgets'] = {'application/vnd.jupyter.widget-state+json': {'state': {'x': 'x' * 20_000_000}}}
+    return nb
+
+
+CATALOGUE['stuffer'] = (stuffed, (1, 3, 2, 1, 3, 2), 'bytes of metadata the grader does not read')
+
+
 def digest(folder):
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(pathlib.Path(folder).rglob('*')) if p.is_file()}
@@ -672,6 +682,12 @@ def test_print_flood_is_cut_and_the_notebook_stays_small(hostile_class):
     path = course / 'autograded/flooder' / ASSIGNMENT / NOTEBOOK
     assert path.stat().st_size < 3 * 1024 ** 2
     assert 'truncated' in path.read_text()
+
+
+def test_metadata_the_grader_does_not_read_is_left_out_of_the_graded_copy(hostile_class):
+    course, _, _ = hostile_class
+    assert (course / 'submitted/stuffer' / ASSIGNMENT / NOTEBOOK).stat().st_size > 20_000_000
+    assert (course / 'autograded/stuffer' / ASSIGNMENT / NOTEBOOK).stat().st_size < 1024 ** 2
 
 
 def test_feedback_shows_messages_but_not_hidden_tests(hostile_class):

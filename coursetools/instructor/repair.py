@@ -13,7 +13,8 @@
   `max_dir_size` a submission, in kilobytes of 1000 bytes), to `MAX_FILES_BESIDE` files beside the notebook, and
   to `MAX_CELLS` cells and `MAX_CODE_CHARS` characters of code in it: a notebook over a limit is not graded, another
   file over it is left out, and the note says which and why.
-  Only what fits is read or copied, so a huge file costs neither memory nor time.
+  Only what fits is read or copied, so a huge file costs neither memory nor time;
+* leaves out of the graded copy metadata the grader does not read, when there is more than `MAX_OTHER_METADATA`.
 
 Deleted, edited and retyped test cells are put back by nbgrader itself (OverwriteCells, configured in
 nbgrader_config.py). Each student gets a list of notes for the report.
@@ -47,6 +48,10 @@ MAX_CODE_CHARS = 300_000
 
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
 COPY_KEY = 'coursetools'
+
+#: bytes of metadata a notebook may carry beyond what the grader reads (the kernel's name and language, each
+#: cell's nbgrader part); over it, that metadata is left out of the graded copy
+MAX_OTHER_METADATA = 1_000_000
 
 
 def notebook_names(course, assignment):
@@ -138,7 +143,24 @@ def read_notebook(path):
         return None, [f'{path.name} is not a valid notebook ({type(error).__name__}: {error}): not graded']
     if changes:
         notes.append(f'repaired {changes} notebook format problem(s)')
+    left_out = _leave_out_other_metadata(nb)
+    if left_out:
+        notes.append(f'left out {left_out:,} bytes of metadata the grader does not read (more than '
+                     f'{MAX_OTHER_METADATA:,}): the graded copy is made without it')
     return nb, notes
+
+
+def _leave_out_other_metadata(nb):
+    """Bytes of metadata the grader does not read, removed if over `MAX_OTHER_METADATA` (a notebook's own, such
+    as saved widget state, is far smaller): each grading step would read and copy them, several at once."""
+    other = [(nb.metadata, key) for key in nb.metadata if key not in ('kernelspec', 'language_info', COPY_KEY)]
+    other += [(cell.metadata, key) for cell in nb.cells for key in cell.metadata if key != 'nbgrader']
+    size = sum(len(json.dumps(owner[key])) for owner, key in other)
+    if size <= MAX_OTHER_METADATA:
+        return 0
+    for owner, key in other:
+        del owner[key]
+    return size
 
 
 def over_a_limit(name, cells, code):
