@@ -523,7 +523,17 @@ def stuffed():
     return nb
 
 
-CATALOGUE['stuffer'] = (stuffed, (1, 3, 2, 1, 3, 2), 'bytes of metadata the grader does not read')
+def novel():
+    """Ada's notebook with a markdown cell of 12 MB: prose no mark depends on, which the feedback page would show."""
+    nb = filled(*ada())
+    nb.cells.insert(3, nbformat.v4.new_markdown_cell('All work and no play. ' * 550_000))
+    return nb
+
+
+CATALOGUE.update({
+    'stuffer': (stuffed, (1, 3, 2, 1, 3, 2), 'bytes of metadata the grader does not read'),
+    'novelist': (novel, (1, 3, 2, 1, 3, 2), 'left out 1 cell(s) of text, 12,100,000 characters'),
+})
 
 
 def digest(folder):
@@ -684,10 +694,12 @@ def test_print_flood_is_cut_and_the_notebook_stays_small(hostile_class):
     assert 'truncated' in path.read_text()
 
 
-def test_metadata_the_grader_does_not_read_is_left_out_of_the_graded_copy(hostile_class):
+def test_metadata_and_text_no_mark_depends_on_are_left_out_of_the_graded_copy(hostile_class):
     course, _, _ = hostile_class
-    assert (course / 'submitted/stuffer' / ASSIGNMENT / NOTEBOOK).stat().st_size > 20_000_000
-    assert (course / 'autograded/stuffer' / ASSIGNMENT / NOTEBOOK).stat().st_size < 1024 ** 2
+    for student in ('stuffer', 'novelist'):
+        assert (course / 'submitted' / student / ASSIGNMENT / NOTEBOOK).stat().st_size > 12_000_000
+        assert (course / 'autograded' / student / ASSIGNMENT / NOTEBOOK).stat().st_size < 1024 ** 2
+        assert (course / 'feedback' / student / ASSIGNMENT / f'{ASSIGNMENT}.html').stat().st_size < 1024 ** 2
 
 
 def test_feedback_shows_messages_but_not_hidden_tests(hostile_class):

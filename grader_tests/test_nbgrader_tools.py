@@ -223,7 +223,7 @@ def formgrader_course(tmp_path_factory):
     """A checkout with no gradebook yet and one renamed notebook, generated with `.venv/bin/nbgrader`."""
     course = checkout(tmp_path_factory.mktemp('formgrader') / 'course', students=[])
     write_student(course, 'renamed', filled(*ada()))
-    for student in OVER_A_LIMIT:
+    for student in (*OVER_A_LIMIT, 'novelist'):
         write_student(course, student, CATALOGUE[student][0]())
     generated = prefixed_nbgrader(course, course, 'generate_assignment', ASSIGNMENT, '--force')
     return course, generated
@@ -259,6 +259,19 @@ def test_formgrader_refuses_a_notebook_over_a_limit_before_running_any_of_it(for
         assert not (course / 'autograded' / student / ASSIGNMENT / NOTEBOOK).exists()
     assert {student: task_marks(course)[student] for student in OVER_A_LIMIT} == {   # as `make grade` gives them
         student: CATALOGUE[student][1] for student in OVER_A_LIMIT}
+
+
+@pytest.mark.filterwarnings('ignore::sqlalchemy.exc.SAWarning')
+def test_formgrader_leaves_out_text_no_mark_depends_on_as_make_grade_does(formgrader_course):
+    """The novelist's 12 MB markdown cell: left out of the graded copy, with the reason in the log, its marks
+    those `make grade` gives."""
+    course, _ = formgrader_course
+    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
+    result = NbGraderAPI(CourseDirectory(config=config), config=config).autograde(ASSIGNMENT, 'novelist')
+    assert result['success'], result.get('error', '') + result.get('log', '')[-2000:]
+    assert 'novelist: left out 1 cell(s) of text, 12,100,000 characters' in result['log']
+    assert task_marks(course)['novelist'] == CATALOGUE['novelist'][1]
+    assert (course / 'autograded/novelist' / ASSIGNMENT / NOTEBOOK).stat().st_size < 1024 ** 2
 
 
 def test_make_clean_removes_the_staging_folder_too_and_keeps_the_gradebook(tmp_path):

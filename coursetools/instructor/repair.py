@@ -11,10 +11,10 @@
   and says why;
 * holds every submission to the sizes nbgrader's own `submit` allows (`c.CourseDirectory.max_file_size` a file,
   `max_dir_size` a submission, in kilobytes of 1000 bytes), to `MAX_FILES_BESIDE` files beside the notebook, and
-  to `MAX_CELLS` cells and `MAX_CODE_CHARS` characters of code in it: a notebook over a limit is not graded, another
-  file over it is left out, and the note says which and why.
-  Only what fits is read or copied, so a huge file costs neither memory nor time;
-* leaves out of the graded copy metadata the grader does not read, when there is more than `MAX_OTHER_METADATA`.
+  to the limits of `notebook_limits` on what the notebook holds: a notebook over a limit is not graded, another
+  file over it is left out, and the note says which and why; metadata and text that are not graded are left out
+  of the graded copy where they are over their limits. Only what fits is read or copied, so a huge file costs
+  neither memory nor time.
 
 Deleted, edited and retyped test cells are put back by nbgrader itself (OverwriteCells, configured in
 nbgrader_config.py). Each student gets a list of notes for the report.
@@ -36,22 +36,16 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets.log import get_logger
 
+from coursetools.instructor.notebook_limits import (cell_count, code_chars, leave_out_what_is_not_graded,
+                                                    over_a_limit, text_chars)
+
 #: files a submission may have beside its notebooks, besides timestamp.txt; the rest are left out
 MAX_FILES_BESIDE = 100
 
-#: cells a notebook may have (a release has about 50): each costs the grader a few milliseconds and an output
-MAX_CELLS = 1000
-
-#: characters of code a notebook may have in all (an answered release has about 20,000): the kernel runs it and
-#: the feedback page shows it highlighted, at about eleven bytes of page for each character
-MAX_CODE_CHARS = 300_000
-
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
 COPY_KEY = 'coursetools'
+KEPT_METADATA = ('kernelspec', 'language_info', COPY_KEY)    # the notebook metadata graded copies keep, whatever its size
 
-#: bytes of metadata a notebook may carry beyond what the grader reads (the kernel's name and language, each
-#: cell's nbgrader part); over it, that metadata is left out of the graded copy
-MAX_OTHER_METADATA = 1_000_000
 
 
 def notebook_names(course, assignment):
@@ -113,7 +107,7 @@ def read_notebook(path):
         return None, [f'{path.name} is not a notebook (not valid JSON: {error}): not graded']
     if not isinstance(data, dict) or 'cells' not in data and 'worksheets' not in data:
         return None, [f'{path.name} is JSON but not a notebook: not graded']
-    too_big = over_a_limit(path.name, _cell_count(data), 0)
+    too_big = over_a_limit(path.name, cell_count(data), 0)
     if too_big:
         return None, [too_big]
     notes = []
@@ -122,7 +116,7 @@ def read_notebook(path):
         nb = nbformat.reads(json.dumps(data), as_version=4)
     except Exception as error:  # nbformat raises many kinds for malformed input
         return None, [f'{path.name} could not be read as a notebook ({type(error).__name__}: {error}): not graded']
-    too_big = over_a_limit(path.name, 0, _code_chars(nb))
+    too_big = over_a_limit(path.name, 0, code_chars(nb))
     if too_big:
         return None, [too_big]
     if version != 4:
@@ -143,48 +137,11 @@ def read_notebook(path):
         return None, [f'{path.name} is not a valid notebook ({type(error).__name__}: {error}): not graded']
     if changes:
         notes.append(f'repaired {changes} notebook format problem(s)')
-    left_out = _leave_out_other_metadata(nb)
-    if left_out:
-        notes.append(f'left out {left_out:,} bytes of metadata the grader does not read (more than '
-                     f'{MAX_OTHER_METADATA:,}): the graded copy is made without it')
+    notes += leave_out_what_is_not_graded(nb, KEPT_METADATA)
+    too_big = over_a_limit(path.name, 0, 0, text_chars(nb))
+    if too_big:
+        return None, [too_big]
     return nb, notes
-
-
-def _leave_out_other_metadata(nb):
-    """Bytes of metadata the grader does not read, removed if over `MAX_OTHER_METADATA` (a notebook's own, such
-    as saved widget state, is far smaller): each grading step would read and copy them, several at once."""
-    other = [(nb.metadata, key) for key in nb.metadata if key not in ('kernelspec', 'language_info', COPY_KEY)]
-    other += [(cell.metadata, key) for cell in nb.cells for key in cell.metadata if key != 'nbgrader']
-    size = sum(len(json.dumps(owner[key])) for owner, key in other)
-    if size <= MAX_OTHER_METADATA:
-        return 0
-    for owner, key in other:
-        del owner[key]
-    return size
-
-
-def over_a_limit(name, cells, code):
-    """Why a notebook of `cells` cells and `code` characters of code is not graded, or None if it fits."""
-    if cells > MAX_CELLS:
-        return f'{name} has {cells:,} cells, more than the {MAX_CELLS:,} a notebook may have: not graded'
-    if code > MAX_CODE_CHARS:
-        return (f'{name} has {code:,} characters of code, more than the {MAX_CODE_CHARS:,} a notebook may have: '
-                'not graded')
-    return None
-
-
-def _code_chars(nb):
-    return sum(len(cell.source) for cell in nb.cells if cell.cell_type == 'code')
-
-
-def _cell_count(data):
-    """The cells of notebook JSON (nbformat 4, or 3's worksheets); 0 where they are malformed (nbformat says why)."""
-    try:
-        if 'cells' in data:
-            return len(data['cells'])
-        return sum(len(sheet['cells']) for sheet in data['worksheets'])
-    except (TypeError, KeyError):
-        return 0
 
 
 def _answered(cell, released_sources):
@@ -366,9 +323,9 @@ class NotGradable(Exception):
 
 
 class ResolveDuplicateGradeIds(NbGraderPreprocessor):
-    """Sanitize step: a notebook over `MAX_CELLS` or `MAX_CODE_CHARS` is refused (nbgrader logs why, grades the
-    others and exits non-zero), as `make grade`'s staging refuses it; then one cell per grade_id, kept as `make
-    grade` keeps it (`resolve_duplicate_grade_ids`).
+    """Sanitize step: a notebook over a limit is refused (nbgrader logs why, grades the others and exits
+    non-zero), and what is not graded is left out where it is over its limit, as `make grade`'s staging does; then
+    one cell per grade_id, kept as `make grade` keeps it (`resolve_duplicate_grade_ids`).
 
     JupyterLab's copy/paste and split-cell copy a cell's grade_id. nbgrader's DeduplicateIds keeps the last copy
     even when the student answered in another one; this keeps the last answered copy, so plain nbgrader and
@@ -377,7 +334,10 @@ class ResolveDuplicateGradeIds(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources['nbgrader']
-        too_big = over_a_limit(info['notebook'] + '.ipynb', len(nb.cells), _code_chars(nb))
+        too_big = over_a_limit(info['notebook'] + '.ipynb', len(nb.cells), code_chars(nb))
+        for note in [] if too_big else leave_out_what_is_not_graded(nb, KEPT_METADATA):
+            self.log.warning('%s: %s', info['student'], note)
+        too_big = too_big or over_a_limit(info['notebook'] + '.ipynb', 0, 0, text_chars(nb))
         if too_big:
             raise NotGradable(f"{info['student']}: {too_big}")
         course_root = CourseDirectory(config=self.config).root

@@ -1,0 +1,85 @@
+"""What a submitted notebook may hold, checked where its bytes arrive (`repair` applies these in `make grade`'s
+staging and in plain nbgrader's sanitize step): over a limit on what is graded (cells, code, graded text) it is not
+graded; over a limit on what is not graded (other metadata, the student's own text) that part is left out of the
+graded copy, with a note. A release holds about 50 cells and 20,000 characters of each kind."""
+import json
+
+#: cells a notebook may have: each costs the grader a few milliseconds and an output
+MAX_CELLS = 1000
+
+#: characters of code a notebook may have in all: the kernel runs it, and the feedback page shows it highlighted,
+#: at about eleven bytes of page a character
+MAX_CODE_CHARS = 300_000
+
+#: bytes of metadata a notebook may carry beyond what the grader reads (saved widget state is far less)
+MAX_OTHER_METADATA = 1_000_000
+
+#: characters of markdown and raw text a notebook may have in all: the feedback page shows it, at about a byte of
+#: page and 0.4 ms of grading a character
+MAX_TEXT_CHARS = 10_000_000
+
+
+def leave_out_what_is_not_graded(nb, kept_metadata):
+    """Notes on what is left out of the graded copy: metadata the grader does not read (all but the notebook's
+    `kept_metadata` keys and each cell's nbgrader part), and text cells without nbgrader's metadata (the student's
+    own prose), each only where it is over its limit."""
+    notes = []
+    left_out = _leave_out_other_metadata(nb, kept_metadata)
+    if left_out:
+        notes.append(f'left out {left_out:,} bytes of metadata the grader does not read (more than '
+                     f'{MAX_OTHER_METADATA:,}): the graded copy is made without it')
+    over = text_chars(nb) - MAX_TEXT_CHARS
+    own = sorted((cell for cell in nb.cells if cell.cell_type != 'code' and 'nbgrader' not in cell.metadata),
+                 key=lambda cell: -len(cell.source))
+    left_out = []
+    while over > 0 and own and len(own[0].source) > 100:      # the longest first, until the rest fits
+        cell = own.pop(0)
+        over -= len(cell.source)
+        left_out.append(len(cell.source))
+        cell.source = f'*({len(cell.source):,} characters of text left out of the graded copy)*'
+    if left_out:
+        notes.append(f'left out {len(left_out)} cell(s) of text, {sum(left_out):,} characters (the notebook has '
+                     f'more than {MAX_TEXT_CHARS:,}): the graded copy shows a note in their place')
+    return notes
+
+
+def _leave_out_other_metadata(nb, kept):
+    """Bytes of metadata the grader does not read, removed if over `MAX_OTHER_METADATA` (a notebook's own, such
+    as saved widget state, is far smaller): each grading step would read and copy them, several at once."""
+    other = [(nb.metadata, key) for key in nb.metadata if key not in kept]
+    other += [(cell.metadata, key) for cell in nb.cells for key in cell.metadata if key != 'nbgrader']
+    size = sum(len(json.dumps(owner[key])) for owner, key in other)
+    if size <= MAX_OTHER_METADATA:
+        return 0
+    for owner, key in other:
+        del owner[key]
+    return size
+
+
+def over_a_limit(name, cells, code, text=0):
+    """Why a notebook of `cells` cells, `code` characters of code and `text` of graded text is not graded, or
+    None if it fits."""
+    if cells > MAX_CELLS:
+        return f'{name} has {cells:,} cells, more than the {MAX_CELLS:,} a notebook may have: not graded'
+    for size, limit, what in ((code, MAX_CODE_CHARS, 'code'), (text, MAX_TEXT_CHARS, 'text in graded cells')):
+        if size > limit:
+            return f'{name} has {size:,} characters of {what}, more than the {limit:,} a notebook may have: not graded'
+    return None
+
+
+def code_chars(nb):
+    return sum(len(cell.source) for cell in nb.cells if cell.cell_type == 'code')
+
+
+def text_chars(nb):
+    return sum(len(cell.source) for cell in nb.cells if cell.cell_type != 'code')
+
+
+def cell_count(data):
+    """The cells of notebook JSON (nbformat 4, or 3's worksheets); 0 where they are malformed (nbformat says why)."""
+    try:
+        if 'cells' in data:
+            return len(data['cells'])
+        return sum(len(sheet['cells']) for sheet in data['worksheets'])
+    except (TypeError, KeyError):
+        return 0
