@@ -105,3 +105,29 @@ def test_marks_given_by_hand_reach_the_feedback_and_the_totals_without_autogradi
 
     again = run_grade(course, A)
     assert again.returncode == 0 and 'marks given by hand changed' not in again.stdout
+
+
+def test_a_written_answer_over_the_text_limit_is_not_graded_and_prose_over_it_is_left_out(tmp_path):
+    """A written answer is graded text, so one over `notebook_limits.MAX_TEXT_CHARS` is not cut: the notebook is not
+    graded, with the reason. The same text in a cell of the student's own is left out of the graded copy instead."""
+    import nbformat
+    from conftest import ROOT
+    from coursetools.instructor import notebook_limits, repair
+    release = nbformat.read(ROOT / 'release' / A / f'{A}.ipynb', as_version=4)
+    long = 'Minimax assumes the best reply. ' * (notebook_limits.MAX_TEXT_CHARS // 32 + 1)
+    answered = next(cell for cell in release.cells if cell.metadata.get('nbgrader', {}).get('grade_id') == WRITTEN)
+    answered.source = long
+    nbformat.write(release, tmp_path / 'answer.ipynb')
+    nb, notes = repair.read_notebook(tmp_path / 'answer.ipynb')
+    text = sum(len(cell.source) for cell in release.cells if cell.cell_type in ('markdown', 'raw'))
+    assert nb is None and notes == [f'answer.ipynb has {text:,} characters of text in graded cells, more than the '
+                                    '10,000,000 a notebook may have: not graded']
+    answered.source = 'Minimax assumes the best reply.'
+    release.cells.append(nbformat.v4.new_markdown_cell(long))
+    nbformat.write(release, tmp_path / 'prose.ipynb')
+    nb, notes = repair.read_notebook(tmp_path / 'prose.ipynb')
+    assert notes == [f'left out 1 cell(s) of text, {len(long):,} characters (the notebook has more than '
+                     '10,000,000): the graded copy shows a note in their place']
+    assert nb.cells[-1].source == f'*({len(long):,} characters of text left out of the graded copy)*'
+    assert next(cell.source for cell in nb.cells if cell.metadata.get('nbgrader', {}).get('grade_id') == WRITTEN) == \
+        'Minimax assumes the best reply.'
