@@ -21,8 +21,8 @@ nbgrader_config.py). Each student gets a list of notes for the report.
 
 Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the same repairs happen inside nbgrader:
 `grade_renamed_notebooks` (its `Autograde.pre_convert_hook`) writes a renamed notebook's gradable copy beside the
-student's file, and `ResolveDuplicateGradeIds` (below) refuses a notebook over the cell or code limit and resolves
-duplicated cells while sanitizing. (The file limits apply there only in `nbgrader submit`.)
+student's file, and `ResolveDuplicateGradeIds` (below) applies the notebook limits and resolves duplicated cells
+while sanitizing. (The file limits apply there only in `nbgrader submit`.)
 """
 import json
 import os
@@ -44,8 +44,9 @@ MAX_FILES_BESIDE = 100
 
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
 COPY_KEY = 'coursetools'
-KEPT_METADATA = ('kernelspec', 'language_info', COPY_KEY)    # the notebook metadata graded copies keep, whatever its size
 
+#: the notebook metadata a graded copy keeps whatever its size (a cell keeps its nbgrader part)
+KEPT_METADATA = ('kernelspec', 'language_info', COPY_KEY)
 
 
 def notebook_names(course, assignment):
