@@ -530,7 +530,16 @@ def novel():
     return nb
 
 
+def nested(depth):
+    """Ada's notebook as text, with a list nested `depth` levels deep in its metadata: 200 kB that Python's JSON
+    reader cannot follow (it had stopped `make grade` for the whole class)."""
+    nb = filled(*ada())
+    nb.metadata['nested'] = 'NESTED-HERE'
+    return nbformat.writes(nb).replace('"NESTED-HERE"', '[' * depth + ']' * depth)
+
+
 CATALOGUE.update({
+    'nester': (lambda: nested(100_000), (0, 0, 0, 0, 0, 0), 'nests its JSON more than 100 levels deep'),
     'stuffer': (stuffed, (1, 3, 2, 1, 3, 2), 'bytes of metadata the grader does not read'),
     'novelist': (novel, (1, 3, 2, 1, 3, 2), 'left out 1 cell(s) of text, 12,100,000 characters'),
 })

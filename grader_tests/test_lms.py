@@ -112,6 +112,22 @@ def test_canvas(course, tmp_path):
     assert 'marked late by the LMS: bitdiddleben' in summary.format()
 
 
+def test_a_notebook_too_deep_or_broken_to_read_is_imported_as_it_is_with_a_warning(course, tmp_path):
+    """The import reads each notebook to warn about it; one nested 100,000 levels deep (past what Python's
+    reader can follow) is warned about like a broken one, and the others are imported as usual."""
+    deep = b'{"cells": [], "metadata": {"x": ' + b'[' * 100_000 + b']' * 100_000 + b'}}'
+    zip_path = make_zip(tmp_path / 'submissions.zip', [
+        ('lovelaceada_12345_6789012_noughts_and_crosses.ipynb', notebook('ada')),
+        ('bitdiddleben_12346_6789013_noughts_and_crosses.ipynb', deep),
+        ('hackeralyssa_12347_6789014_noughts_and_crosses.ipynb', b'{"cells": ['),
+    ])
+    summary = lms.import_zip(zip_path, A, course)
+    assert sorted(s for s, *_ in summary.imported) == ['bitdiddleben', 'hackeralyssa', 'lovelaceada']
+    assert summary.warnings == [f'{student}: noughts_and_crosses.ipynb cannot be read as notebook JSON (imported as '
+                                'it is)' for student in ('bitdiddleben', 'hackeralyssa')]
+    assert (submission(course, 'bitdiddleben') / NB).read_bytes() == deep
+
+
 def receipt(full, user, attempt, files):
     listed = ''.join(f'\tOriginal filename: {original}\n\tFilename: {stored}\n' for original, stored in files)
     return (f'Name: {full} ({user})\nAssignment: Noughts_and_crosses\nDate Submitted: Friday, 20 November 2026 '

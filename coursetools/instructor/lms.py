@@ -186,8 +186,8 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
             if name.lower().endswith('.ipynb'):
                 try:
                     json.loads(entry.read().decode('utf-8'))
-                except (UnicodeDecodeError, ValueError):
-                    summary.warnings.append(f'{student}: {name} is not valid notebook JSON (imported as it is)')
+                except (UnicodeDecodeError, ValueError, RecursionError):
+                    summary.warnings.append(f'{student}: {name} cannot be read as notebook JSON (imported as it is)')
         if any(e.late for e in attempts[newest]):
             summary.late.append(student)
         timestamp = when.astimezone(datetime.timezone.utc).strftime(TIMESTAMP_FORMAT)

@@ -1,5 +1,5 @@
 """What a submitted notebook may hold, checked where its bytes arrive (`repair` applies these in `make grade`'s
-staging and in plain nbgrader's sanitize step): over a limit on what is graded (cells, code, graded text) it is not
+staging and in plain nbgrader's sanitize step): over a limit on what is graded (cells, code, graded text) or on how deep its JSON nests it is not
 graded; over a limit on what is not graded (other metadata, the student's own text) that part is left out of the
 graded copy, with a note. A release holds 40 or 55 cells, and about 20,000 characters of code and as many of
 text."""
@@ -14,6 +14,10 @@ MAX_CODE_CHARS = 300_000
 
 #: bytes of metadata a notebook may carry beyond what the grader reads (saved widget state is far less)
 MAX_OTHER_METADATA = 1_000_000
+
+#: levels of nested JSON a notebook may have (a notebook's own structure takes about 6, saved widget state or a
+#: JSON output a few more): deeper, it would exhaust Python's recursion where a grading step reads it
+MAX_JSON_DEPTH = 100
 
 #: characters of markdown and raw text a notebook may have in all: the feedback page shows it, at about a byte of
 #: page and 0.4 ms of grading a character
@@ -66,6 +70,23 @@ def over_a_limit(name, cells, code, text=0):
         if size > limit:
             return f'{name} has {size:,} characters of {what}, more than the {limit:,} a notebook may have: not graded'
     return None
+
+
+def too_deep(name, data):
+    """Why notebook JSON nested deeper than `MAX_JSON_DEPTH` is not graded, or None (walked with a stack of
+    its own, so no depth exhausts Python's)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return too_deep_note(name)
+        if isinstance(value, (dict, list)):
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return None
+
+
+def too_deep_note(name):
+    return f'{name} nests its JSON more than {MAX_JSON_DEPTH} levels deep, more than a notebook may: not graded'
 
 
 def code_chars(nb):

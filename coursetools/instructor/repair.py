@@ -37,7 +37,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets.log import get_logger
 
 from coursetools.instructor.notebook_limits import (cell_count, code_chars, leave_out_what_is_not_graded,
-                                                    over_a_limit, text_chars)
+                                                    over_a_limit, text_chars, too_deep, too_deep_note)
 
 #: files a submission may have beside its notebooks, besides timestamp.txt; the rest are left out
 MAX_FILES_BESIDE = 100
@@ -89,7 +89,7 @@ def copy_of(path, limit=None):
             return None
         raw = path.read_bytes()
         original = json.loads(raw)['metadata'][COPY_KEY]['graded_copy_of'] if b'graded_copy_of' in raw else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     if isinstance(original, str) and os.path.basename(original) == original != path.name \
             and (path.parent / original).is_file():
@@ -106,9 +106,11 @@ def read_notebook(path):
         data = json.loads(raw.decode('utf-8'))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         return None, [f'{path.name} is not a notebook (not valid JSON: {error}): not graded']
+    except RecursionError:
+        return None, [too_deep_note(path.name)]
     if not isinstance(data, dict) or 'cells' not in data and 'worksheets' not in data:
         return None, [f'{path.name} is JSON but not a notebook: not graded']
-    too_big = over_a_limit(path.name, cell_count(data), 0)
+    too_big = too_deep(path.name, data) or over_a_limit(path.name, cell_count(data), 0)
     if too_big:
         return None, [too_big]
     notes = []
