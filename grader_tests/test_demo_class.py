@@ -227,23 +227,27 @@ def test_forked_helpers_write_the_feedback_and_report_of_one_process(graded_clas
 
 def test_the_demo_class_is_removed_in_one_command_and_real_work_is_kept(graded_class, tmp_path):
     """`make demo-class-remove`: the demo submissions, their outputs and gradebook rows, and the demo roster go;
-    a real student who shares a demo name (cat, with work of her own) and a real student's folder stay."""
+    real students who share a demo name (cat, with work of her own; dan and eve, whose notebooks cannot be read:
+    broken JSON, JSON nested past what Python can follow) and a real student's folder stay."""
     from nbgrader.api import Gradebook
     course, _ = graded_class
     copy = shutil.copytree(course, tmp_path / 'course')
     A = 'noughts_and_crosses'
     shutil.copy(copy / 'submitted' / 'ada' / A / f'{A}.ipynb', copy / 'submitted' / 'cat' / A / f'{A}.ipynb')
+    (copy / 'submitted' / 'dan' / A / f'{A}.ipynb').write_text('{"cells": [')
+    (copy / 'submitted' / 'eve' / A / f'{A}.ipynb').write_text('{"cells": ' + '[' * 100_000 + ']' * 100_000 + '}')
     shutil.copytree(copy / 'submitted' / 'ada' / A, copy / 'submitted' / 'zoe' / A)
     assert (copy / 'roster.csv').read_bytes() == (ROOT / 'demo_class' / 'roster.csv').read_bytes()
     result = subprocess.run([sys.executable, '-m', 'coursetools.instructor.democlass', '--remove'], cwd=copy,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert 'Kept, as they are not the demo class\'s work: cat/noughts_and_crosses' in result.stdout
+    assert 'Kept, as they are not the demo class\'s work: cat/noughts_and_crosses, dan/noughts_and_crosses, ' \
+        'eve/noughts_and_crosses' in result.stdout
     assert sorted(p.relative_to(copy / 'submitted').as_posix() for p in (copy / 'submitted').glob('*/*')) == [
-        f'cat/{A}', f'zoe/{A}']
-    assert sorted(p.name for p in (copy / 'autograded').iterdir() if p.is_dir()) == ['cat']
-    assert sorted(p.name for p in (copy / 'feedback').iterdir()) == ['cat']
+        f'cat/{A}', f'dan/{A}', f'eve/{A}', f'zoe/{A}']
+    assert sorted(p.name for p in (copy / 'autograded').iterdir() if p.is_dir()) == ['cat', 'dan', 'eve']
+    assert sorted(p.name for p in (copy / 'feedback').iterdir()) == ['cat', 'dan', 'eve']
     with Gradebook('sqlite:///' + str(copy / 'gradebook.db')) as gradebook:
-        assert [(s.id, sorted(x.assignment.name for x in s.submissions)) for s in gradebook.students] == [
-            ('cat', [A])]
+        assert sorted((s.id, sorted(x.assignment.name for x in s.submissions)) for s in gradebook.students) == [
+            ('cat', [A]), ('dan', [A]), ('eve', [A])]
     assert not (copy / 'roster.csv').exists()

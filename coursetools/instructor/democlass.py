@@ -96,6 +96,17 @@ def demo_submissions(root):
     return found
 
 
+def _as_built(path, notebook):
+    """Whether the file at `path` is still the demo notebook as it was built: anything else, a file that cannot
+    be read included, is a real student's work."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        return nbformat.read(path, as_version=4) == notebook
+    except Exception:       # not JSON, not a notebook, nested past what Python's reader follows
+        return False
+
+
 def remove_class(root='.', db_url=None):
     """Remove the demo class from a course: each demo submission still as the demo class built it (a real
     student who shares a demo name, with work of their own, is kept), its grading outputs and its gradebook
@@ -109,7 +120,7 @@ def remove_class(root='.', db_url=None):
             submitted = root / 'submitted' / student / assignment / f'{assignment}.ipynb'
             if not submitted.exists():
                 continue
-            if nbformat.read(submitted, as_version=4) != notebook:
+            if not _as_built(submitted, notebook):
                 kept.append(f'{student}/{assignment}')
                 continue
             for outputs in ('submitted', 'autograded', 'feedback', '.grading/submitted'):
