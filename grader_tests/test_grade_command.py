@@ -84,3 +84,22 @@ def test_a_temporary_folder_too_long_for_the_kernels_sockets_is_refused_in_one_l
     assert result.returncode == 1 and result.stdout == ''
     assert result.stderr.startswith(f'Cannot grade: the temporary folder {folder} has a path of {length} bytes')
     assert not (course / 'gradebook.db').exists()
+
+
+def test_a_submission_that_breaks_staging_in_a_way_not_foreseen_stops_no_other(tmp_path, monkeypatch):
+    """Whatever a student's file does to the staging (here a reader that fails on cat's), that student is not
+    graded, with the reason, and every other student is staged as usual."""
+    from coursetools.instructor import repair
+    course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'dan'))
+    read = repair.read_notebook
+
+    def failing_on_cat(path):
+        if 'cat' in path.parts:
+            raise RuntimeError('a reader that fails')
+        return read(path)
+    monkeypatch.setattr(repair, 'read_notebook', failing_on_cat)
+    notes = repair.stage(course, 'noughts_and_crosses', tmp_path / 'staging')
+    assert notes['cat'] == ['noughts_and_crosses.ipynb could not be staged (RuntimeError: a reader that fails): '
+                            'not graded']
+    staged = sorted(p.parts[-3] for p in (tmp_path / 'staging').glob('*/noughts_and_crosses/*.ipynb'))
+    assert staged == ['ada', 'dan'] and notes['ada'] == notes['dan'] == []

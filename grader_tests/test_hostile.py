@@ -538,7 +538,16 @@ def nested(depth):
     return nbformat.writes(nb).replace('"NESTED-HERE"', '[' * depth + ']' * depth)
 
 
+def with_surrogate():
+    """Ada's notebook with a cell holding a lone surrogate (\\ud800, valid JSON, but no UTF-8 file can hold it):
+    writing the graded copy had stopped `make grade` for the whole class."""
+    data = json.loads(nbformat.writes(filled(*ada())))
+    data['cells'].append(nbformat.v4.new_code_cell('half = "\ud800"'))
+    return json.dumps(data)
+
+
 CATALOGUE.update({
+    'halfling': (with_surrogate, (1, 3, 2, 1, 3, 2), 'lone surrogates'),
     'nester': (lambda: nested(100_000), (0, 0, 0, 0, 0, 0), 'nests its JSON more than 100 levels deep'),
     'stuffer': (stuffed, (1, 3, 2, 1, 3, 2), 'bytes of metadata the grader does not read'),
     'novelist': (novel, (1, 3, 2, 1, 3, 2), 'left out 1 cell(s) of text, 12,100,000 characters'),

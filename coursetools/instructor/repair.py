@@ -115,8 +115,14 @@ def read_notebook(path):
         return None, [too_big]
     notes = []
     version = data.get('nbformat')
+    text = json.dumps(data, ensure_ascii=False)
     try:
-        nb = nbformat.reads(json.dumps(data), as_version=4)
+        text.encode('utf-8')
+    except UnicodeEncodeError:          # a lone surrogate, given as an escape (\ud800): no file can hold it
+        text = text.encode('utf-8', 'replace').decode('utf-8')
+        notes.append('replaced characters that cannot be written (lone surrogates) with ?')
+    try:
+        nb = nbformat.reads(text, as_version=4)
     except Exception as error:  # nbformat raises many kinds for malformed input
         return None, [f'{path.name} could not be read as a notebook ({type(error).__name__}: {error}): not graded']
     too_big = over_a_limit(path.name, 0, code_chars(nb))
@@ -221,12 +227,16 @@ def stage(course, assignment, staging, students=None):
                 notes.append(f'{path.name} is {size:,} bytes, over the {limits.describe(size, room)}: not graded')
                 continue
             room -= size
-            nb, read_notes = read_notebook(path)
-            notes.extend(read_notes)
-            if nb is None:
-                continue
-            notes.extend(resolve_duplicate_grade_ids(nb, released_sources(course, assignment, name)))
-            nbformat.write(nb, target / name)
+            try:
+                nb, read_notes = read_notebook(path)
+                notes.extend(read_notes)
+                if nb is None:
+                    continue
+                notes.extend(resolve_duplicate_grade_ids(nb, released_sources(course, assignment, name)))
+                nbformat.write(nb, target / name)
+            except Exception as error:      # whatever else a file can do, it stops no other student's grading
+                (target / name).unlink(missing_ok=True)
+                notes.append(f'{path.name} could not be staged ({type(error).__name__}: {error}): not graded')
         notes.extend(_copy_files_beside(folder, target, limits, room))
         report[student_folder.name] = notes
     return report
