@@ -742,3 +742,19 @@ def test_sequential_grading_gives_honest_notebooks_their_marks_and_cannot_be_for
     table, _ = marks.marks_by_task('sqlite:///' + str(course / 'gradebook.db'), ASSIGNMENT)
     assert {s: tuple(int(row[t]) for t in TASKS) for s, row in table.items()} == {
         **{s: CATALOGUE[s][1] for s in hostile}, **{s: DEMO_EXPECTED[s] for s in honest}}
+
+
+@pytest.mark.parametrize('cell_id', ['two words', 'x' * 65, '', 7, None])
+def test_a_malformed_cell_id_is_given_a_new_one_and_the_notebook_is_graded(tmp_path, cell_id):
+    """No mark depends on a cell id, so one nbformat refuses (a hand-edited or foreign tool's notebook) is
+    replaced like a duplicated one, instead of the whole notebook going ungraded. (The answers it then earns are
+    those of the format students above: the staged copy is an ordinary notebook.)"""
+    from coursetools.instructor import repair
+    answered = filled(*ada())
+    data = json.loads(nbformat.writes(answered))
+    data['cells'][5]['id'] = cell_id
+    (tmp_path / NOTEBOOK).write_text(json.dumps(data))
+    nb, notes = repair.read_notebook(tmp_path / NOTEBOOK)
+    assert notes == ['repaired 1 notebook format problem(s)']
+    assert nb.cells[5].id not in {cell.id for cell in nb.cells[:5] + nb.cells[6:]} and nbformat.validate(nb) is None
+    assert [cell.source for cell in nb.cells] == [cell.source for cell in answered.cells]

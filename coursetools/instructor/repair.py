@@ -4,7 +4,7 @@
 
 * finds a notebook saved under another name (a browser's `noughts_and_crosses (1).ipynb`) when it is the only
   candidate in the folder;
-* converts older nbformat versions and repairs what nbformat can repair (duplicate cell ids, stray metadata);
+* converts older nbformat versions and repairs what nbformat can repair (duplicate or malformed cell ids, stray metadata);
 * resolves duplicated nbgrader cells (JupyterLab's copy/paste and split-cell copy the `grade_id`): the last copy
   that the student answered keeps the id, the others become ordinary cells, so the whole class is not stopped;
 * leaves out a file that is not a notebook at all (empty, truncated JSON), so nbgrader gives that student zero,
@@ -27,6 +27,7 @@ while sanitizing. (The file limits apply there only in `nbgrader submit`.)
 import json
 import os
 import pathlib
+import re
 import shutil
 import stat
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ MAX_FILES_BESIDE = 100
 
 #: notebook metadata of the copy `grade_renamed_notebooks` writes: {COPY_KEY: {'graded_copy_of': file name}}
 COPY_KEY = 'coursetools'
+
+CELL_ID = re.compile('[a-zA-Z0-9_-]{1,64}')      # nbformat's own rule for a cell id; no mark depends on one
 
 #: the notebook metadata a graded copy keeps whatever its size (a cell keeps its nbgrader part)
 KEPT_METADATA = ('kernelspec', 'language_info', COPY_KEY)
@@ -134,10 +137,10 @@ def read_notebook(path):
         changes, repaired = nbformat.validator.normalize(nb, strip_invalid_metadata=True)
         nb = nbformat.from_dict(repaired)
         seen = set()
-        for cell in nb.cells:  # cell ids (nbformat 4.5 on) must be unique; copied cells may share one
+        for cell in nb.cells:  # cell ids (nbformat 4.5 on) must be unique and well formed; copied cells may share one
             if 'id' not in cell:            # nbformat 4.0-4.4 has none, and must not get any
                 continue
-            if cell.get('id') in seen:
+            if not (isinstance(cell.id, str) and CELL_ID.fullmatch(cell.id)) or cell.id in seen:
                 cell.id = nbformat.corpus.words.generate_corpus_id()
                 changes += 1
             seen.add(cell.get('id'))
