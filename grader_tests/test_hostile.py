@@ -758,3 +758,40 @@ def test_a_malformed_cell_id_is_given_a_new_one_and_the_notebook_is_graded(tmp_p
     assert notes == ['repaired 1 notebook format problem(s)']
     assert nb.cells[5].id not in {cell.id for cell in nb.cells[:5] + nb.cells[6:]} and nbformat.validate(nb) is None
     assert [cell.source for cell in nb.cells] == [cell.source for cell in answered.cells]
+
+
+SHAPES = {      # what a hand-edited or foreign tool's notebook can hold, in its first code cell
+    'a count given as text': lambda cell: cell.update(execution_count='3'),
+    'an unknown output type': lambda cell: cell.update(outputs=[{'output_type': 'foo'}]),
+    'a stream without a name': lambda cell: cell.update(outputs=[{'output_type': 'stream', 'text': 'x'}]),
+    'output data of a wrong type': lambda cell: cell.update(
+        outputs=[{'output_type': 'display_data', 'data': {'text/plain': 5}, 'metadata': {}}]),
+    'no outputs': lambda cell: cell.pop('outputs'),
+    'no metadata': lambda cell: cell.pop('metadata'),
+}
+
+
+@pytest.mark.parametrize('shape', SHAPES)
+def test_outputs_and_fields_the_grader_makes_again_cost_no_marks_whatever_their_shape(tmp_path, shape):
+    """Outputs and execution counts are cleared and made again by the grader, so a malformed one (which nbformat
+    refuses) is cleared while staging instead of the whole notebook going ungraded; missing metadata is added."""
+    from coursetools.instructor import repair
+    answered = filled(*ada())
+    data = json.loads(nbformat.writes(answered))
+    SHAPES[shape](next(cell for cell in data['cells'] if cell['cell_type'] == 'code'))
+    (tmp_path / NOTEBOOK).write_text(json.dumps(data))
+    nb, notes = repair.read_notebook(tmp_path / NOTEBOOK)
+    assert notes == (['added the metadata missing from 1 place(s)'] if shape == 'no metadata' else [])
+    assert nbformat.validate(nb) is None and [cell.source for cell in nb.cells] == [c.source for c in answered.cells]
+
+
+def test_a_cell_whose_source_is_not_text_is_refused_with_the_reason(tmp_path):
+    """A code cell's source given as a number: the notebook is not graded, with nbformat's reason (it had
+    stopped `make grade` for the whole class with a traceback, counting characters of code)."""
+    from coursetools.instructor import repair
+    data = json.loads(nbformat.writes(filled(*ada())))
+    next(cell for cell in data['cells'] if cell['cell_type'] == 'code')['source'] = 5
+    (tmp_path / NOTEBOOK).write_text(json.dumps(data))
+    nb, notes = repair.read_notebook(tmp_path / NOTEBOOK)
+    assert nb is None and len(notes) == 1 and notes[0].startswith(f'{NOTEBOOK} is not a valid notebook') \
+        and notes[0].endswith('not graded')

@@ -90,11 +90,16 @@ def too_deep_note(name):
 
 
 def code_chars(nb):
-    return sum(len(cell.source) for cell in nb.cells if cell.cell_type == 'code')
+    return sum(_length(cell) for cell in nb.cells if cell.get('cell_type') == 'code')
 
 
 def text_chars(nb):
-    return sum(len(cell.source) for cell in nb.cells if cell.cell_type != 'code')
+    return sum(_length(cell) for cell in nb.cells if cell.get('cell_type') != 'code')
+
+
+def _length(cell):      # of a cell's source, 0 where it has none or one of another type (nbformat then says why)
+    source = cell.get('source') if isinstance(cell, dict) else None
+    return len(source) if isinstance(source, str) else 0
 
 
 def cell_count(data):

@@ -4,7 +4,8 @@
 
 * finds a notebook saved under another name (a browser's `noughts_and_crosses (1).ipynb`) when it is the only
   candidate in the folder;
-* converts older nbformat versions and repairs what nbformat can repair (duplicate or malformed cell ids, stray metadata);
+* converts older nbformat versions and repairs what nbformat can repair (duplicate or malformed cell ids, stray or
+  missing metadata), and clears outputs and execution counts, which the grader makes again whatever their shape;
 * resolves duplicated nbgrader cells (JupyterLab's copy/paste and split-cell copy the `grade_id`): the last copy
   that the student answered keeps the id, the others become ordinary cells, so the whole class is not stopped;
 * leaves out a file that is not a notebook at all (empty, truncated JSON), so nbgrader gives that student zero,
@@ -116,7 +117,8 @@ def read_notebook(path):
     too_big = too_deep(path.name, data) or over_a_limit(path.name, cell_count(data), 0)
     if too_big:
         return None, [too_big]
-    notes = []
+    missing = _fill_what_nbgrader_clears(data)
+    notes = [f'added the metadata missing from {missing} place(s)'] if missing else []
     version = data.get('nbformat')
     text = json.dumps(data, ensure_ascii=False)
     try:
@@ -154,6 +156,21 @@ def read_notebook(path):
     if too_big:
         return None, [too_big]
     return nb, notes
+
+
+def _fill_what_nbgrader_clears(data):
+    """Clear the outputs and execution counts of an nbformat 4 notebook's code cells (the grader clears them and
+    runs the cells again), so that their shape (an unknown output type, a count given as text) costs no notebook
+    its marks, and put empty metadata where nbformat requires it. Returns how many were missing."""
+    if not isinstance(data.get('cells'), list):
+        return 0                    # nbformat 3 (worksheets): nbformat converts it and fills these itself
+    missing = 0
+    for holder in (data, *(cell for cell in data['cells'] if isinstance(cell, dict))):
+        if not isinstance(holder.get('metadata'), dict):
+            holder['metadata'], missing = {}, missing + 1
+        if holder.get('cell_type') == 'code':
+            holder['outputs'], holder['execution_count'] = [], None
+    return missing
 
 
 def _answered(cell, released_sources):
