@@ -239,6 +239,11 @@ EXTRA_FILES = {'impostor': {'coursetools/__init__.py': '', 'coursetools/checks/_
                             'coursetools/checks/noughts_and_crosses.py': FAKE_CHECKS}}
 CATALOGUE['impostor'] = (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), None)
 
+# A timestamp.txt nbgrader cannot read: nbgrader's own autograde then stops on that student (an AttributeError of
+# its own), so the answers earned nothing; the time is left out instead (no late penalty), and the report says so.
+EXTRA_FILES['clockless'] = {'timestamp.txt': 'handed in on Tuesday, before lunch'}
+CATALOGUE['clockless'] = (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), 'timestamp.txt holds no time nbgrader can read')
+
 # Leaves files where a later kernel would read them at start-up or import time (IPython start-up folder,
 # modules named like numpy in HOME, /tmp and /dev/shm).
 PLANT = """

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import nbformat
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import parse_utc
 from traitlets.log import get_logger
 
 from coursetools.instructor.notebook_limits import (cell_count, code_chars, leave_out_what_is_not_graded,
@@ -277,10 +278,25 @@ def _copy_files_beside(folder, target, limits, room):
         if size > min(limits.file, room):
             notes.append(f'{path.name} ({size:,} bytes) was left out: over the {limits.describe(size, room)}')
             continue
+        if path.name == 'timestamp.txt' and not _a_time_nbgrader_reads(path):
+            notes.append('timestamp.txt holds no time nbgrader can read: left out, so no late penalty is worked out '
+                         'for this submission (nbgrader had left it ungraded)')
+            continue
         room -= size
         shutil.copy2(path, target / path.name)
         copied += path.name != 'timestamp.txt'
     return notes
+
+
+def _a_time_nbgrader_reads(path):
+    """Whether timestamp.txt holds a time nbgrader can read, or nothing (nbgrader's own 'no timestamp')."""
+    if path.stat().st_size > 100:
+        return False
+    try:
+        text = path.read_text().strip()
+        return not text or parse_utc(text) is not None
+    except (UnicodeDecodeError, ValueError, OverflowError, TypeError):
+        return False
 
 
 @dataclass(frozen=True)
