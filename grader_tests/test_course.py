@@ -132,6 +132,10 @@ def test_every_option_the_readme_gives_make_grade_is_one_it_takes():
 
 
 def test_every_page_the_readme_links_to_is_there():
-    for target in re.findall(r'\]\(([^)#]+)(?:#[^)]*)?\)', README):
+    for target, anchor in re.findall(r'\]\(([^)#]+)(?:#([^)]*))?\)', README):
         if not target.startswith('http'):
             assert (ROOT / target).exists(), target
+            if anchor:      # a heading of that page, as GitHub makes its anchor
+                headings = re.findall(r'^#+ (.+)$', (ROOT / target).read_text(), re.M)
+                slugs = {re.sub(r'[^\w\- ]', '', heading.lower()).replace(' ', '-') for heading in headings}
+                assert anchor in slugs, f'{target}#{anchor}'
