@@ -68,7 +68,8 @@ def test_a_run_removes_the_folders_of_runs_that_are_gone_and_no_other(tmp_path):
     folder, temporary, tmpdir, inside = run.stdout.split(maxsplit=3)
     assert folder == temporary == tmpdir and pathlib.Path(folder).parent == tmp_path
     assert inside.strip() == repr([preflight.RUN_LOCK])
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(['nb-live5678', 'nb-theirs90', pathlib.Path(folder).name])
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(['nb-live5678', 'nb-theirs90', pathlib.Path(folder).name])
 
 
 @pytest.mark.parametrize('length, args', [(60, ()), (48, ('--sequential',))])

@@ -1,8 +1,8 @@
 """What a submitted notebook may hold, checked where its bytes arrive (`repair` applies these in `make grade`'s
-staging and in plain nbgrader's sanitize step): over a limit on what is graded (cells, code, graded text) or on how deep its JSON nests it is not
-graded; over a limit on what is not graded (other metadata, the student's own text) that part is left out of the
-graded copy, with a note. A release holds 40 or 55 cells, and about 20,000 characters of code and as many of
-text."""
+staging and in plain nbgrader's sanitize step): over a limit on what is graded (cells, code, graded text) or on
+how deeply its JSON nests, it is not graded; over a limit on what is not graded (other metadata, the student's own
+text), that part is left out of the graded copy, with a note. A release holds 40 or 55 cells, and about 20,000
+characters of code and as many of text."""
 import json
 
 #: cells a notebook may have: each costs the grader a few milliseconds and an output
