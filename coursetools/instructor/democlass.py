@@ -99,7 +99,8 @@ def demo_submissions(root):
 def _as_built(path, notebook):
     """Whether the file at `path` is still the demo notebook as it was built: anything else, a file that cannot
     be read included, is a real student's work."""
-    if path.is_symlink() or not path.is_file():
+    from coursetools.instructor.repair import regular_file
+    if not regular_file(path):
         return False
     try:
         return nbformat.read(path, as_version=4) == notebook

@@ -24,6 +24,16 @@ MAX_JSON_DEPTH = 100
 MAX_TEXT_CHARS = 10_000_000
 
 
+def fit(name, nb, kept_metadata):
+    """(why the notebook is not graded or None, notes on what was left out): the limits on what is graded, with
+    what is not graded left out first (`leave_out_what_is_not_graded`)."""
+    too_big = over_a_limit(name, len(nb.cells), code_chars(nb))
+    if too_big:
+        return too_big, []
+    notes = leave_out_what_is_not_graded(nb, kept_metadata)
+    return over_a_limit(name, 0, 0, text_chars(nb)), notes
+
+
 def leave_out_what_is_not_graded(nb, kept_metadata):
     """Notes on what is left out of the graded copy: metadata the grader does not read (all but the notebook's
     `kept_metadata` keys and each cell's nbgrader part), and text cells without nbgrader's metadata (the student's

@@ -39,8 +39,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import parse_utc
 from traitlets.log import get_logger
 
-from coursetools.instructor.notebook_limits import (cell_count, code_chars, leave_out_what_is_not_graded,
-                                                    over_a_limit, text_chars, too_deep, too_deep_note)
+from coursetools.instructor.notebook_limits import (cell_count, code_chars, fit, over_a_limit, too_deep,
+                                                    too_deep_note)
 
 #: files a submission may have beside its notebooks, besides timestamp.txt; the rest are left out
 MAX_FILES_BESIDE = 100
@@ -152,11 +152,8 @@ def read_notebook(path):
         return None, [f'{path.name} is not a valid notebook ({type(error).__name__}: {error}): not graded']
     if changes:
         notes.append(f'repaired {changes} notebook format problem(s)')
-    notes += leave_out_what_is_not_graded(nb, KEPT_METADATA)
-    too_big = over_a_limit(path.name, 0, 0, text_chars(nb))
-    if too_big:
-        return None, [too_big]
-    return nb, notes
+    too_big, left_out = fit(path.name, nb, KEPT_METADATA)
+    return (None, [too_big]) if too_big else (nb, notes + left_out)
 
 
 def _fill_what_nbgrader_clears(data):
@@ -383,10 +380,9 @@ class ResolveDuplicateGradeIds(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources['nbgrader']
-        too_big = over_a_limit(info['notebook'] + '.ipynb', len(nb.cells), code_chars(nb))
-        for note in [] if too_big else leave_out_what_is_not_graded(nb, KEPT_METADATA):
+        too_big, left_out = fit(info['notebook'] + '.ipynb', nb, KEPT_METADATA)
+        for note in left_out:
             self.log.warning('%s: %s', info['student'], note)
-        too_big = too_big or over_a_limit(info['notebook'] + '.ipynb', 0, 0, text_chars(nb))
         if too_big:
             raise NotGradable(f"{info['student']}: {too_big}")
         course_root = CourseDirectory(config=self.config).root
