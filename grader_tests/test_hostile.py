@@ -749,20 +749,30 @@ def test_sequential_grading_gives_honest_notebooks_their_marks_and_cannot_be_for
         **{s: CATALOGUE[s][1] for s in hostile}, **{s: DEMO_EXPECTED[s] for s in honest}}
 
 
+def staged_after(tmp_path, change):
+    """Ada's notebook as JSON, changed by `change(data)`, read back by the staging: (notebook or None, notes,
+    the sources of ada's notebook)."""
+    from coursetools.instructor import repair
+    answered = filled(*ada())
+    data = json.loads(nbformat.writes(answered))
+    change(data)
+    (tmp_path / NOTEBOOK).write_text(json.dumps(data))
+    return (*repair.read_notebook(tmp_path / NOTEBOOK), [cell.source for cell in answered.cells])
+
+
+def first_code_cell(data):
+    return next(cell for cell in data['cells'] if cell['cell_type'] == 'code')
+
+
 @pytest.mark.parametrize('cell_id', ['two words', 'x' * 65, '', 7, None])
 def test_a_malformed_cell_id_is_given_a_new_one_and_the_notebook_is_graded(tmp_path, cell_id):
     """No mark depends on a cell id, so one nbformat refuses (a hand-edited or foreign tool's notebook) is
     replaced like a duplicated one, instead of the whole notebook going ungraded. (The answers it then earns are
     those of the format students above: the staged copy is an ordinary notebook.)"""
-    from coursetools.instructor import repair
-    answered = filled(*ada())
-    data = json.loads(nbformat.writes(answered))
-    data['cells'][5]['id'] = cell_id
-    (tmp_path / NOTEBOOK).write_text(json.dumps(data))
-    nb, notes = repair.read_notebook(tmp_path / NOTEBOOK)
+    nb, notes, sources = staged_after(tmp_path, lambda data: data['cells'][5].update(id=cell_id))
     assert notes == ['repaired 1 notebook format problem(s)']
     assert nb.cells[5].id not in {cell.id for cell in nb.cells[:5] + nb.cells[6:]} and nbformat.validate(nb) is None
-    assert [cell.source for cell in nb.cells] == [cell.source for cell in answered.cells]
+    assert [cell.source for cell in nb.cells] == sources
 
 
 SHAPES = {      # what a hand-edited or foreign tool's notebook can hold, in its first code cell
@@ -780,23 +790,14 @@ SHAPES = {      # what a hand-edited or foreign tool's notebook can hold, in its
 def test_outputs_and_fields_the_grader_makes_again_cost_no_marks_whatever_their_shape(tmp_path, shape):
     """Outputs and execution counts are cleared and made again by the grader, so a malformed one (which nbformat
     refuses) is cleared while staging instead of the whole notebook going ungraded; missing metadata is added."""
-    from coursetools.instructor import repair
-    answered = filled(*ada())
-    data = json.loads(nbformat.writes(answered))
-    SHAPES[shape](next(cell for cell in data['cells'] if cell['cell_type'] == 'code'))
-    (tmp_path / NOTEBOOK).write_text(json.dumps(data))
-    nb, notes = repair.read_notebook(tmp_path / NOTEBOOK)
+    nb, notes, sources = staged_after(tmp_path, lambda data: SHAPES[shape](first_code_cell(data)))
     assert notes == (['added the metadata missing from 1 place(s)'] if shape == 'no metadata' else [])
-    assert nbformat.validate(nb) is None and [cell.source for cell in nb.cells] == [c.source for c in answered.cells]
+    assert nbformat.validate(nb) is None and [cell.source for cell in nb.cells] == sources
 
 
 def test_a_cell_whose_source_is_not_text_is_refused_with_the_reason(tmp_path):
     """A code cell's source given as a number: the notebook is not graded, with nbformat's reason (it had
     stopped `make grade` for the whole class with a traceback, counting characters of code)."""
-    from coursetools.instructor import repair
-    data = json.loads(nbformat.writes(filled(*ada())))
-    next(cell for cell in data['cells'] if cell['cell_type'] == 'code')['source'] = 5
-    (tmp_path / NOTEBOOK).write_text(json.dumps(data))
-    nb, notes = repair.read_notebook(tmp_path / NOTEBOOK)
+    nb, notes, _ = staged_after(tmp_path, lambda data: first_code_cell(data).update(source=5))
     assert nb is None and len(notes) == 1 and notes[0].startswith(f'{NOTEBOOK} is not a valid notebook') \
         and notes[0].endswith('not graded')
