@@ -209,11 +209,16 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_
     assert task_marks(course)['zoe'] == (1, 3, 2, 1, 3, 2)
 
 
+def formgrader_api(course):
+    """The API formgrader's buttons call, on the course's own configuration."""
+    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
+    return NbGraderAPI(CourseDirectory(config=config), config=config)
+
+
 def test_formgrader_finds_the_exchange_on_a_fresh_checkout(tmp_path):
     """formgrader disables Release and Collect when its exchange is missing (NbGraderAPI.exchange_missing)."""
     course = checkout(tmp_path / 'course', students=[])
-    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
-    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    api = formgrader_api(course)
     assert api.exchange_root == str(course / 'exchange')
     assert not api.exchange_missing
 
@@ -238,8 +243,7 @@ def test_prefixed_nbgrader_creates_the_gradebook(formgrader_course):
 @pytest.mark.filterwarnings('ignore::sqlalchemy.exc.SAWarning')   # nbgrader's own, on the command line too
 def test_formgrader_autograde_grades_a_renamed_notebook(formgrader_course):
     course, _ = formgrader_course
-    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
-    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    api = formgrader_api(course)
     result = api.autograde(ASSIGNMENT, 'renamed')
     assert result['success'], result.get('error', '') + result.get('log', '')[-2000:]
     assert f"graded '{RENAMED}' as '{NOTEBOOK}'" in result['log']
@@ -251,8 +255,7 @@ def test_formgrader_refuses_a_notebook_over_a_limit_before_running_any_of_it(for
     """The hostile catalogue's bomber (5,040 cells) and padder (5 MB of code), autograded by formgrader's own
     button (plain nbgrader, no `make grade` staging): refused with the reason, nothing of them run or kept."""
     course, _ = formgrader_course
-    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
-    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    api = formgrader_api(course)
     for student, reason in OVER_A_LIMIT.items():
         result = api.autograde(ASSIGNMENT, student)
         assert not result['success'] and reason in result['log'], result.get('log', '')[-2000:]
@@ -266,8 +269,7 @@ def test_formgrader_leaves_out_text_no_mark_depends_on_as_make_grade_does(formgr
     """The novelist's 12 MB markdown cell: left out of the graded copy, with the reason in the log, its marks
     those `make grade` gives."""
     course, _ = formgrader_course
-    config = PyFileConfigLoader('nbgrader_config.py', path=str(course)).load_config()
-    result = NbGraderAPI(CourseDirectory(config=config), config=config).autograde(ASSIGNMENT, 'novelist')
+    result = formgrader_api(course).autograde(ASSIGNMENT, 'novelist')
     assert result['success'], result.get('error', '') + result.get('log', '')[-2000:]
     assert 'novelist: left out 1 cell(s) of text, 12,100,000 characters' in result['log']
     assert task_marks(course)['novelist'] == CATALOGUE['novelist'][1]
