@@ -292,6 +292,25 @@ def test_existing_submissions_newest_wins(course, tmp_path):
     assert (folder / 'timestamp.txt').read_text().strip() == '2026-11-19 00:00:00.000000 UTC'
 
 
+@pytest.mark.parametrize('written, kept', [('Nov 20 2026 10:00', False), ('2026-11-22 09:30:00 Europe/Paris', True),
+                                           ('not a time', True)])
+def test_an_existing_submission_is_as_old_as_nbgrader_reads_it(course, tmp_path, written, kept):
+    """The import compares the zip's time with the one nbgrader reads in the existing timestamp.txt (a time typed
+    by hand included); one nbgrader cannot read is not replaced without --replace."""
+    lms.import_zip(make_zip(tmp_path / 'first.zip', [('lovelaceada_1_2_noughts_and_crosses.ipynb',
+                                                      notebook('ada'))]), A, course)
+    folder = submission(course, 'lovelaceada')
+    (folder / 'timestamp.txt').write_text(written + '\n')
+    newer = lms.import_zip(make_zip(tmp_path / 'newer.zip', [
+        ('lovelaceada_1_4_noughts_and_crosses.ipynb', notebook('eve'), (2026, 11, 21, 0, 0, 0))]), A, course)
+    assert (folder / NB).read_bytes() == notebook('ada' if kept else 'eve')
+    if kept:
+        old = 'an unknown time' if written == 'not a time' else '2026-11-22 08:30:00.000000 UTC'
+        assert f'a different submission, of {old}, and the zip\'s' in newer.skipped[0][1]
+    else:
+        assert newer.replaced[0][1] == '2026-11-20 10:00:00.000000 UTC'
+
+
 def run_cli(*args):
     return subprocess.run([sys.executable, '-m', 'coursetools.instructor.lms', *map(str, args)], capture_output=True, text=True,
                           cwd=ROOT)

@@ -41,7 +41,7 @@ import tempfile
 import zoneinfo
 
 from coursetools.grading.course import Course
-from coursetools.instructor.repair import size_limits
+from coursetools.instructor.repair import size_limits, time_submitted
 from coursetools.instructor.lmszip import (STUDENT_ID, LmsImportError, name_key, read_entries,
                                            read_mapping, student_id_of)
 
@@ -98,23 +98,6 @@ class ImportSummary:
 def _safe_filename(name):
     name = name.replace('\\', '/').rsplit('/', 1)[-1]
     return None if name in ('', '.', '..', 'timestamp.txt') or '\0' in name else name
-
-
-def _existing_timestamp(folder):
-    try:
-        text = (folder / 'timestamp.txt').read_text().strip()
-    except OSError:
-        return None
-    for fmt in (TIMESTAMP_FORMAT, '%Y-%m-%d %H:%M:%S.%f', '%Y-%m-%d %H:%M:%S UTC', '%Y-%m-%d %H:%M:%S'):
-        try:
-            return datetime.datetime.strptime(text, fmt).replace(tzinfo=datetime.timezone.utc)
-        except ValueError:
-            pass
-    try:
-        moment = datetime.datetime.fromisoformat(text)
-        return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
-    except ValueError:
-        return None
 
 
 def _digest(path):
@@ -202,7 +185,7 @@ def import_zip(zip_path, assignment, course=None, mapping=None, replace=False, t
             if {entry.digest for entry in files.values()} <= have:
                 summary.unchanged.append(student)
                 continue
-            old = _existing_timestamp(folder)
+            old = time_submitted(folder)
             old_text = old.strftime(TIMESTAMP_FORMAT) if old else 'an unknown time'
             if not replace and (old is None or when <= old):
                 summary.skipped.append((student, f'submitted/ already has a different submission, of {old_text}, '

@@ -25,6 +25,7 @@ Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the 
 student's file, and `ResolveDuplicateGradeIds` (below) applies the notebook limits and resolves duplicated cells
 while sanitizing. (The file limits apply there only in `nbgrader submit`.)
 """
+import datetime
 import json
 import os
 import pathlib
@@ -287,13 +288,29 @@ def _copy_files_beside(folder, target, limits, room):
 
 def _a_time_nbgrader_reads(path):
     """Whether timestamp.txt holds a time nbgrader can read, or nothing (nbgrader's own 'no timestamp')."""
-    if path.stat().st_size > 100:
-        return False
+    text = _timestamp_text(path)
+    return text == '' or (text is not None and time_submitted(path.parent) is not None)
+
+
+def time_submitted(folder):
+    """When the submission in `folder` was handed in, as nbgrader reads its timestamp.txt (in UTC), or None when
+    it has none that nbgrader can read."""
+    text = _timestamp_text(pathlib.Path(folder) / 'timestamp.txt')
     try:
-        text = path.read_text().strip()
-        return not text or parse_utc(text) is not None
-    except (UnicodeDecodeError, ValueError, OverflowError, TypeError):
-        return False
+        moment = parse_utc(text) if text else None
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return moment.replace(tzinfo=datetime.timezone.utc) if moment else None
+
+
+def _timestamp_text(path):
+    """The text of a regular timestamp.txt of at most 100 bytes, stripped; None for anything else."""
+    if not regular_file(path, limit=100):
+        return None
+    try:
+        return path.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 @dataclass(frozen=True)
