@@ -72,7 +72,7 @@ def test_a_run_removes_the_folders_of_runs_that_are_gone_and_no_other(tmp_path):
     assert left == sorted(['nb-live5678', 'nb-theirs90', pathlib.Path(folder).name])
 
 
-@pytest.mark.parametrize('length, args', [(60, ()), (48, ('--sequential',))])
+@pytest.mark.parametrize('length, args', [(60, ()), (60, ('--sequential',))])
 def test_a_temporary_folder_too_long_for_the_kernels_sockets_is_refused_in_one_line(tmp_path, length, args):
     course = copy_course(tmp_path / 'course', students=('ada',))
     folder = pathlib.Path(tempfile.mkdtemp())

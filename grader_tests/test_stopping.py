@@ -62,8 +62,8 @@ def interrupt_grading(course, signum, env, when, *args, meanwhile=None):
 
 def test_interrupted_grading_stops_at_once_and_the_next_run_completes_it(tmp_path):
     course = copy_course(tmp_path / 'course', students=('ada', 'cat', 'kim', 'lee', 'max'))
-    top = pathlib.Path(tempfile.mkdtemp())        # the grading process's TMPDIR: as long as --sequential allows
-    scratch = top / ('t' * (preflight.temporary_folder_room(sequential=True) - len(str(top)) - 1))
+    top = pathlib.Path(tempfile.mkdtemp())        # the grading process's TMPDIR: as long as allowed
+    scratch = top / ('t' * (preflight.temporary_folder_room() - len(str(top)) - 1))
     scratch.mkdir()
     env = dict(os.environ, COURSE_ROOT=str(course), TMPDIR=str(scratch))
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env['PATH']

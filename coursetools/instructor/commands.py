@@ -21,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -82,9 +81,6 @@ def _run_app(command, argv):
     return 0, log.getvalue()
 
 
-SCRATCH_PREFIX = 'nb-'       # short: the kernels' sockets are files below it
-
-
 def stop_on_ctrl_c_and_kill():
     """Ctrl-C and `kill` (SIGTERM) raise KeyboardInterrupt in the grading process, which stops the run cleanly and
     says so in one line: from then on the libraries' logs are silenced (their complaints about the interrupt, such
@@ -110,9 +106,8 @@ def run_separately(course, command, *args, db=None, check=True):
     """`nbgrader <command> <args>` as a process of its own in the course folder; stops with its log if it fails
     (unless check=False). Returns the finished process."""
     argv = [command, *_argv(args, db)]
-    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch, subprocess.Popen(   # all it leaves: removed
-            [sys.executable, '-m', 'nbgrader', *argv], cwd=course.root, env=dict(_env(), TMPDIR=scratch), text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as process:
+    with subprocess.Popen([sys.executable, '-m', 'nbgrader', *argv], cwd=course.root, env=_env(), text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as process:
         try:
             output, errors = process.communicate()
         except KeyboardInterrupt:       # one Ctrl-C for it too: nbgrader then removes what it began for a student

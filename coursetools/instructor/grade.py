@@ -365,7 +365,7 @@ def main(argv=None):
         settings['progress'] = not args.no_progress
     if args.scheduler_timeout is not None:
         options = list(options) + [f'--Grading.scheduler_timeout={args.scheduler_timeout}']
-    preflight.check_temporary_folder(args.sequential)
+    preflight.check_temporary_folder()
     preflight.hold_the_course(course)
     run_folder = preflight.take_a_run_folder()
     commands.stop_on_ctrl_c_and_kill()                             # `kill`, a job scheduler's stop: as Ctrl-C

@@ -9,7 +9,6 @@ import shutil
 import tempfile
 
 from coursetools.grading.kernels import SOCKET_ROOM
-from coursetools.instructor import commands
 
 
 def hold_the_course(course):
@@ -35,17 +34,20 @@ def hold_the_course(course):
 _HELD = []          # the course's lock file, open while this process runs
 
 
-def temporary_folder_room(sequential):
-    """The longest temporary folder path, in bytes, that leaves room for the kernels' sockets; `--sequential`'s
-    nbgrader process has a folder of its own in it."""
-    return SOCKET_ROOM - len(f'/{commands.SCRATCH_PREFIX}XXXXXXXX') * (2 if sequential else 1)
+RUN_FOLDER_PREFIX = 'nb-'     # short: the kernels' sockets are files below it
 
 
-def check_temporary_folder(sequential):
+def temporary_folder_room():
+    """The longest temporary folder path, in bytes, that leaves room for the kernels' sockets (the run's own
+    folder, `take_a_run_folder`, is made in it)."""
+    return SOCKET_ROOM - len(f'/{RUN_FOLDER_PREFIX}XXXXXXXX')
+
+
+def check_temporary_folder():
     """Refuse, in one line, a temporary folder whose path leaves no room for the kernels' sockets (every kernel
     would fail to start)."""
     folder = tempfile.gettempdir()
-    room = temporary_folder_room(sequential)
+    room = temporary_folder_room()
     if len(os.fsencode(folder)) > room:
         raise SystemExit(f'Cannot grade: the temporary folder {folder} has a path of {len(os.fsencode(folder))} '
                          f'bytes, and the kernels\' sockets in it need one of at most {room}. Set a shorter one: '
@@ -61,11 +63,11 @@ def take_a_run_folder():
     process however it ends: the folders of runs that are gone are removed first, those of live runs left alone."""
     base = tempfile.gettempdir()
     for folder in os.scandir(base):
-        if folder.name.startswith(commands.SCRATCH_PREFIX) and folder.is_dir(follow_symlinks=False):
+        if folder.name.startswith(RUN_FOLDER_PREFIX) and folder.is_dir(follow_symlinks=False):
             with contextlib.suppress(OSError), open(os.path.join(folder.path, RUN_LOCK)) as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)       # BlockingIOError (an OSError): still running
                 _remove_lock_last(folder.path)
-    folder = tempfile.mkdtemp(prefix=commands.SCRATCH_PREFIX, dir=base)
+    folder = tempfile.mkdtemp(prefix=RUN_FOLDER_PREFIX, dir=base)
     lock = open(os.path.join(folder, RUN_LOCK + '-new'), 'w')
     fcntl.flock(lock, fcntl.LOCK_EX)
     os.rename(lock.name, os.path.join(folder, RUN_LOCK))
