@@ -2,6 +2,8 @@
 until the cell ends, then putting back what was there. (In grading, the checker's session does the same in the
 student's kernel.) Each assignment's `isolate` says what to bind; this module owns how, and the memo caches."""
 
+from coursetools.sandbox.kernel_agent import frozen
+
 MISSING = object()
 
 _score_caches = {}
@@ -22,7 +24,7 @@ def memoized(function, mode):
             hash(key)
         except TypeError:
             try:
-                key = (_frozen(args), tuple(sorted(kwargs.items())))
+                key = (frozen(args), tuple(sorted(kwargs.items())))
                 hash(key)
             except TypeError:
                 return function(*args, **kwargs)
@@ -33,17 +35,6 @@ def memoized(function, mode):
     remembering.__wrapped__ = function
     remembering.__name__ = getattr(function, '__name__', 'score')
     return remembering
-
-
-def _frozen(value):
-    """A hashable stand-in for an argument that cannot be hashed, so that boards given as lists (or numpy
-    arrays) are remembered too. Container types are part of it: it never equals a hashable argument's key."""
-    if isinstance(value, (list, tuple)):
-        return type(value).__name__, tuple(_frozen(item) for item in value)
-    to_list = getattr(value, 'tolist', None)
-    if callable(to_list) and not isinstance(value, (str, bytes)):
-        return type(value).__name__, _frozen(to_list())
-    return value
 
 
 def clear_student_cache(function):

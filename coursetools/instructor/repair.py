@@ -8,8 +8,7 @@
   missing metadata), and clears outputs and execution counts, which the grader makes again whatever their shape;
 * resolves duplicated nbgrader cells (JupyterLab's copy/paste and split-cell copy the `grade_id`): the last copy
   that the student answered keeps the id, the others become ordinary cells, so the whole class is not stopped;
-* leaves out a file that is not a notebook at all (empty, truncated JSON), so nbgrader gives that student zero,
-  and says why;
+* leaves out a file that is not a notebook at all (empty, truncated JSON), so that student gets zero, saying why;
 * holds every submission to the sizes nbgrader's own `submit` allows (`c.CourseDirectory.max_file_size` a file,
   `max_dir_size` a submission, in kilobytes of 1000 bytes), to `MAX_FILES_BESIDE` files beside the notebook, and
   to the limits of `notebook_limits` on what the notebook holds: a notebook over a limit is not graded, another
@@ -17,14 +16,14 @@
   of the graded copy where they are over their limits. Only what fits is read or copied, so a huge file costs
   neither memory nor time.
 
-Deleted, edited and retyped test cells are put back by nbgrader itself (OverwriteCells, configured in
-nbgrader_config.py). Each student gets a list of notes for the report.
+nbgrader puts back deleted, edited and retyped test cells itself (OverwriteCells). Each student gets notes.
 
 Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the same repairs happen inside nbgrader:
 `grade_renamed_notebooks` (its `Autograde.pre_convert_hook`) writes a renamed notebook's gradable copy beside the
 student's file, and `ResolveDuplicateGradeIds` (below) applies the notebook limits and resolves duplicated cells
 while sanitizing. (The file limits apply there only in `nbgrader submit`.)
 """
+import contextlib
 import datetime
 import json
 import os
@@ -288,29 +287,21 @@ def _copy_files_beside(folder, target, limits, room):
 
 def _a_time_nbgrader_reads(path):
     """Whether timestamp.txt holds a time nbgrader can read, or nothing (nbgrader's own 'no timestamp')."""
-    text = _timestamp_text(path)
-    return text == '' or (text is not None and time_submitted(path.parent) is not None)
+    return _timestamp_text(path) == '' or time_submitted(path.parent) is not None
 
 
 def time_submitted(folder):
-    """When the submission in `folder` was handed in, as nbgrader reads its timestamp.txt (in UTC), or None when
-    it has none that nbgrader can read."""
+    """When the submission in `folder` was handed in, as nbgrader reads its timestamp.txt (in UTC); None when it
+    has none nbgrader can read."""
     text = _timestamp_text(pathlib.Path(folder) / 'timestamp.txt')
-    try:
-        moment = parse_utc(text) if text else None
-    except (ValueError, OverflowError, TypeError):
-        return None
-    return moment.replace(tzinfo=datetime.timezone.utc) if moment else None
+    with contextlib.suppress(ValueError, OverflowError, TypeError):
+        return parse_utc(text).replace(tzinfo=datetime.timezone.utc) if text else None
 
 
 def _timestamp_text(path):
-    """The text of a regular timestamp.txt of at most 100 bytes, stripped; None for anything else."""
-    if not regular_file(path, limit=100):
-        return None
-    try:
-        return path.read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
+    """The stripped text of a regular timestamp.txt of at most 100 bytes; None for anything else."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        return path.read_text().strip() if regular_file(path, limit=100) else None
 
 
 @dataclass(frozen=True)

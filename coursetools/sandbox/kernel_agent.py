@@ -362,20 +362,20 @@ def _memoizing(name, mode, function):
 
 def _key(arguments):
     """`arguments` if hashable, else a frozen stand-in (lists, arrays); None if neither."""
-    for make in (tuple, _frozen):
+    for make in (tuple, frozen):
         with contextlib.suppress(TypeError, RecursionError):
             hash(key := make(arguments))
             return key
     return None
 
 
-def _frozen(value):
+def frozen(value):
     """A hashable stand-in for a list or array argument; container types are part of it."""
     if isinstance(value, (list, tuple)):
-        return type(value).__name__, tuple(_frozen(item) for item in value)
+        return type(value).__name__, tuple(frozen(item) for item in value)
     to_list = getattr(value, 'tolist', None)
     if callable(to_list) and not isinstance(value, (str, bytes)):
-        return type(value).__name__, _frozen(to_list())
+        return type(value).__name__, frozen(to_list())
     return value
 
 
