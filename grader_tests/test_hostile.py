@@ -504,9 +504,10 @@ NOTEBOOK_TIMEOUT = 15
 
 
 def ada_then(sources):
-    """Ada's notebook with code cells of `sources` added at its end, after the last test."""
+    """Ada's notebook with code cells of `sources` added at its end, after the last test (ids of their own: random
+    ones collide now and then among thousands)."""
     nb = filled(*ada())
-    nb.cells.extend(nbformat.v4.new_code_cell(source) for source in sources)
+    nb.cells.extend(nbformat.v4.new_code_cell(source, id=f'added-{number}') for number, source in enumerate(sources))
     return nb
 
 
