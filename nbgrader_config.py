@@ -72,6 +72,13 @@ c.Autograde.autograde_preprocessors = [
 # of `make grade`'s page (coursetools.grading.feedback_page; nbgrader's own page ignores them).
 c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, FeedbackPage, CSSHTMLHeaderPreprocessor]
 
+# The pages that show what a student wrote or printed (formgrader's Manual Grading, the feedback pages) are served
+# from the instructor's Jupyter server: they keep its formatting but show its scripts and event handlers as text
+# (coursetools.instructor.safe_html).
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {'clean_html': 'coursetools.instructor.safe_html.clean_html',
+                          'strip_files_prefix': 'coursetools.instructor.safe_html.strip_files_prefix'}
+
 # Parallel grading (`make grade`, coursetools.grading.run): an existing Dask scheduler instead of a LocalCluster
 # here ('tcp://host:8786'), notebooks at once (0: cores + 1), kernels forked from warm sandboxed fork servers
 # ('forked'; or 'cold'). The speed-ups that use nbgrader's and nbconvert's internals

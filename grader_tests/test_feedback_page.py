@@ -7,14 +7,16 @@ A small class is graded through `make grade`'s own code path and its pages are r
 * ada: every answer right;
 * dan (demo class): no diagonals in score_end, a visible test fails; his perfect game fails a hidden test;
 * raiser: score_end raises, with a long message, on boards with x in the top left and the centre;
-* sly: score_end wrong on one position that no visible test shows, so only a hidden test fails.
+* sly: score_end wrong on one position that no visible test shows, so only a hidden test fails;
+* scripter: ada's answers, with HTML meant to act in the instructor's browser in a markdown cell of its own and in
+  what a cell displays.
 """
 import re
 
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
-from nbformat.v4 import new_code_cell
+from nbformat.v4 import new_code_cell, new_markdown_cell
 from nbgrader.preprocessors import ClearHiddenTests
 
 from conftest import ROOT, copy_course, needs_sandbox, run_grade
@@ -50,6 +52,22 @@ def sly():
     return preamble, dict(found, score_end=source)
 
 
+# Markup that would act where the page is opened: a script, an event handler, a javascript: link, a script shown.
+ACTING = ('<script>window.acted = 1</script><img src="x" onerror="window.acted = 2">'
+          '<a href="javascript:window.acted = 3">here</a>')
+DISPLAY = (f'\n\nfrom IPython.display import HTML, Javascript, display\ndisplay(HTML({ACTING!r}))\n'
+           "display(Javascript('window.acted = 4'))\n")
+MARKDOWN = f'## My notes\n\n| board | value |\n|---|---|\n| empty | 0 |\n\n{ACTING}'
+
+
+def scripter():
+    """ada's notebook, with ACTING in a markdown cell at its end and displayed by its print_state cell."""
+    preamble, found = answers('ada')
+    nb = democlass.fill(released(), preamble, dict(found, print_state=found['print_state'] + DISPLAY))
+    nb.cells.append(new_markdown_cell(MARKDOWN))
+    return nb
+
+
 def released():
     return nbformat.read(ROOT / 'release' / ASSIGNMENT / NOTEBOOK, as_version=4)
 
@@ -62,6 +80,8 @@ def feedback_class(tmp_path_factory):
         folder.mkdir(parents=True)
         nbformat.write(democlass.fill(released(), preamble, found), folder / NOTEBOOK)
         (folder / 'timestamp.txt').write_text(democlass.TIMESTAMP + '\n')
+    (course / 'submitted' / 'scripter' / ASSIGNMENT).mkdir(parents=True)
+    nbformat.write(scripter(), course / 'submitted' / 'scripter' / ASSIGNMENT / NOTEBOOK)
     result = run_grade(course, ASSIGNMENT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return course
@@ -234,3 +254,19 @@ def test_the_page_stays_accessible(feedback_class):
         assert all(image.get('alt') is not None for image in soup.find_all('img'))
         assert all(label.get_text(strip=True) for label in soup.select('.feedback-label'))   # words, not colours
         assert soup.find('h1').get_text().startswith(ASSIGNMENT)
+
+
+def test_what_a_student_wrote_or_displayed_keeps_its_form_and_never_acts(feedback_class):
+    """The page is opened in a browser where it could act as whoever opens it: the student's scripts, event
+    handlers and javascript: links are shown as text or dropped; their headings, tables and text stay; the marks
+    are ada's."""
+    soup, plain = page(feedback_class, 'scripter'), page(feedback_class, 'ada')
+    assert [str(script) for script in soup.find_all('script')] == [str(script) for script in plain.find_all('script')]
+    assert not [tag for tag in soup.find_all(True) for name in tag.attrs if name.lower().startswith('on')]
+    assert not [a for a in soup.find_all('a', href=True) if a['href'].strip().lower().startswith('javascript')]
+    assert [h2.get_text() for h2 in soup.find_all('h2') if 'My' in h2.get_text()] == ['My notes¶']
+    assert soup.find('td', string='empty') and soup.find('th', string='value')
+    # shown as text three times: in the markdown, in what the cell displayed, in the cell's code
+    assert soup.get_text().count('<script>window.acted = 1</script>') == 3
+    db = 'sqlite:///' + str(feedback_class / 'gradebook.db')
+    assert marks.marks_by_cell(db, ASSIGNMENT, 'scripter') == marks.marks_by_cell(db, ASSIGNMENT, 'ada')

@@ -21,6 +21,8 @@ ASSIGNMENT = 'alpha_beta'
 NOTEBOOK = f'{ASSIGNMENT}.ipynb'
 WRITTEN = 'perfect_opponent'
 COMMENT = 'Both halves: the guarantee and what it gives up.'
+ACTING = ('\n\n### In short\n\n<script>window.acted = 1</script><img src="x" onerror="window.acted = 2">'
+          '<a href="javascript:window.acted = 3">more</a>')
 
 
 def scores(course):
@@ -88,8 +90,9 @@ def test_release_collect_autograde_manual_grading_and_feedback_in_formgrader(for
         fetched = prefixed_nbgrader(home, course, 'fetch_assignment', ASSIGNMENT, *student)
         assert fetched.returncode == 0, log_of(fetched)[-2000:]
         fetched = nbformat.read(home / ASSIGNMENT / NOTEBOOK, as_version=4)    # ada's answers, written answer too
-        answers = democlass.read_answers(ROOT / 'demo_class' / ASSIGNMENT / 'ada.py')
-        nbformat.write(democlass.fill(fetched, *answers), home / ASSIGNMENT / NOTEBOOK)
+        preamble, answers = democlass.read_answers(ROOT / 'demo_class' / ASSIGNMENT / 'ada.py')
+        answers[WRITTEN] += ACTING        # markup meant to act in the instructor's browser: shown, never run
+        nbformat.write(democlass.fill(fetched, preamble, answers), home / ASSIGNMENT / NOTEBOOK)
         submitted = prefixed_nbgrader(home, course, 'submit', ASSIGNMENT, *student,
                                       f'--CourseDirectory.student_id={STUDENT}')
         assert submitted.returncode == 0, log_of(submitted)[-2000:]
@@ -121,7 +124,10 @@ def test_release_collect_autograde_manual_grading_and_feedback_in_formgrader(for
         listed.locator('td.name a').first.click()
         answer = page.locator(f'input.score#{WRITTEN}')
         answer.wait_for(timeout=60_000)
+        assert page.evaluate('() => window.acted') is None      # no script of the student's ran
         assert 'Minimax works out the value a player can force' in page.locator('body').inner_text()
+        assert page.locator('.nbgrader_cell h3', has_text='In short').count() == 1
+        assert '<script>window.acted = 1</script>' in page.locator('body').inner_text()
         # the page binds its inputs once it has fetched the grades and comments (a mark typed before is lost), and
         # fetches them only at window 'load', which waits for MathJax from a CDN: off-machine requests fail at once
         page.wait_for_function('() => formgrader.grades.loaded && formgrader.comments.loaded', timeout=60_000)
@@ -141,6 +147,7 @@ def test_release_collect_autograde_manual_grading_and_feedback_in_formgrader(for
         assert feedback.exists()
         text = feedback.read_text()
         assert 'Score: 17.0 / 17.0' in text and COMMENT in text and 'BEGIN HIDDEN TESTS' not in text
+        assert '<script>window.acted' not in text and 'onerror=' not in text and '<h3 id="In-short">In short' in text
     finally:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / 'formgrader-end.png'), full_page=True)

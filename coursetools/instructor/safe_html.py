@@ -1,0 +1,43 @@
+"""HTML a student wrote (markdown, a written answer) or printed (`display(HTML(...))`), made safe to show on the
+pages the instructor opens: formgrader's Manual Grading page, the feedback pages. Those pages are served from the
+instructor's Jupyter server, so a script or an event handler there could act as the instructor (enter marks, run
+code). nbconvert's own cleaner (`sanitize_html`) keeps only a dozen tags and shows a heading or a paragraph as
+escaped text, and nbgrader's own templates do not sanitize markdown cells at all. So `nbgrader_config.py` turns
+sanitizing on with this cleaner instead, and has every markdown cell's HTML cleaned too (`c.HTMLExporter.filters`):
+what markdown makes (headings, paragraphs, tables, lists, images, links) stays; anything else is shown as text."""
+import bleach
+from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
+from nbconvert import filters
+
+TAGS = frozenset({
+    'a', 'abbr', 'b', 'blockquote', 'br', 'caption', 'cite', 'code', 'col', 'colgroup', 'dd', 'del', 'details',
+    'div', 'dl', 'dt', 'em', 'figcaption', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'img', 'ins',
+    'kbd', 'li', 'mark', 'ol', 'p', 'pre', 'q', 's', 'samp', 'small', 'span', 'strong', 'sub', 'summary', 'sup',
+    'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'u', 'ul', 'var'})
+COMMON = ('class', 'id', 'title', 'lang', 'dir', 'style')
+ATTRIBUTES = {'a': ['href', 'name', 'target', 'rel'], 'img': ['src', 'alt', 'width', 'height'],
+              'td': ['colspan', 'rowspan', 'align'], 'th': ['colspan', 'rowspan', 'align', 'scope'],
+              'ol': ['start', 'type'], 'col': ['span'], 'colgroup': ['span'], 'details': ['open']}
+PROTOCOLS = ('http', 'https', 'mailto', 'data')
+_CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES)
+
+
+def _allowed(tag, name, value):
+    """Whether attribute `name` of `tag` is kept; `data:` only as a picture's source (a pasted image)."""
+    if name in COMMON or name in ATTRIBUTES.get(tag, ()):
+        return not (name in ('href', 'src') and value.strip().lower().startswith('data:')) or \
+            (tag == 'img' and value.strip().lower().startswith('data:image/'))
+    return False
+
+
+def clean_html(html):
+    """`html` with only the tags and attributes above, links and pictures only to the protocols above; other
+    markup is escaped, so it shows as text instead of acting."""
+    html = html.decode() if isinstance(html, bytes) else str(html)
+    return bleach.clean(html, tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS)
+
+
+def strip_files_prefix(html):
+    """nbconvert's filter of that name, then `clean_html`: nbconvert's and nbgrader's templates pass the HTML of
+    every markdown cell (and of formgrader's comments) through it, and nbgrader's through nothing else."""
+    return clean_html(filters.strip_files_prefix(html))
