@@ -488,7 +488,9 @@ CATALOGUE.update({
 # cost no disk; staging looks at their size and never reads them. The hoarder also hands in 102 small files.
 OVER_THE_LIMIT = 100_000 * 1000 + 1
 SPARSE = {'hoarder': ['big.bin'], 'oversized': [NOTEBOOK]}
-SMALL_FILES = {'hoarder': [f'f{number:03}.txt' for number in range(102)]}
+# The first file left out is named to clear the instructor's terminal and print over it, had its name been printed.
+SCREEN_CLEARER = 'f100\x1b[2J\x1b[H.txt'
+SMALL_FILES = {'hoarder': [f'f{number:03}.txt' for number in range(100)] + [SCREEN_CLEARER, 'f101.txt']}
 CATALOGUE.update({
     'hoarder': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), 'big.bin (100,000,001 bytes) was left out'),
     'oversized': (lambda: filled(*ada()), (0, 0, 0, 0, 0, 0), 'over the 100,000,000 bytes a file may have'),
@@ -640,12 +642,15 @@ def test_problems_are_reported_with_a_reason(hostile_class):
 def test_files_over_the_limits_are_left_out_and_named(hostile_class):
     """A file over nbgrader's size limit, and the files past the hundredth beside a notebook, never reach the
     grader; the hoarder's own notebook is graded as usual (full marks above) and its timestamp kept."""
-    course, _, _ = hostile_class
+    course, result, _ = hostile_class
     graded = course / 'autograded' / 'hoarder' / ASSIGNMENT
     assert sorted(p.name for p in graded.glob('f*.txt')) == SMALL_FILES['hoarder'][:100]
     assert not (graded / 'big.bin').exists() and (graded / 'timestamp.txt').exists()
     problems = report.gather(course, ASSIGNMENT, 'sqlite:///' + str(course / 'gradebook.db'))['problems']
-    assert any('2 file(s) from f100.txt on were left out' in note for note in problems['hoarder'])
+    assert any(f'2 file(s) from {SCREEN_CLEARER} on were left out' in note for note in problems['hoarder'])
+    # on the terminal, a student's file name is shown, never acted on
+    assert '2 file(s) from f100\\x1b[2J\\x1b[H.txt on were left out' in result.stdout
+    assert not {'\x1b', '\r'} & set(result.stdout + result.stderr)
     assert not (course / 'autograded' / 'oversized' / ASSIGNMENT / NOTEBOOK).exists()
 
 

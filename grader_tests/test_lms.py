@@ -317,10 +317,12 @@ def run_cli(*args):
 
 
 def test_cli(course, tmp_path):
-    zip_path = make_zip(tmp_path / 'canvas.zip', [('lovelaceada_1_2_noughts_and_crosses.ipynb', notebook('ada'))])
+    zip_path = make_zip(tmp_path / 'canvas.zip', [('lovelaceada_1_2_noughts_and_crosses.ipynb', notebook('ada')),
+                                                  ('lovelaceada_1_2_notes\x1b[2J\x1b[H.txt', b'a name to clear the screen')])
     dry = run_cli(zip_path, '--assignment', A, '--course', course, '--dry-run')
     assert dry.returncode == 0, dry.stderr
     assert 'would import lovelaceada' in dry.stdout and not (course / 'submitted').exists()
+    assert 'notes\\x1b[2J\\x1b[H.txt' in dry.stdout and '\x1b' not in dry.stdout     # shown, never acted on
     done = run_cli(zip_path, '--assignment', A, '--course', course)
     assert done.returncode == 0 and 'imported: 1 new' in done.stdout
     assert (submission(course, 'lovelaceada') / NB).exists()

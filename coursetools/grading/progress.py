@@ -1,10 +1,21 @@
 """Progress of a grading run on the terminal: a one-line bar with count, percentage and ETA, status lines for
 students who need attention, and how long each phase of `make grade` took."""
+import os
+import re
 import shutil
 import sys
-import os
 import time
 from typing import Optional
+
+
+# What could move a terminal's cursor, rewrite lines already printed (the marks table) or reorder text on the screen.
+_CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]')
+
+
+def printable(text: str) -> str:
+    """`text`, which may hold what a student chose (file names, messages), with control characters shown as
+    escapes (`\\x1b`), so that printing it on a terminal shows it instead of acting."""
+    return _CONTROL.sub(lambda control: control.group().encode('unicode_escape').decode(), text)
 
 
 class Progress:
@@ -68,7 +79,7 @@ class Progress:
         """A line of its own above the bar (always shown, also with the bar disabled)."""
         if self.tty and self._shown:
             self._write("\r\x1b[K")
-        self._write(message.rstrip("\n") + "\n")
+        self._write(printable(message.rstrip("\n")) + "\n")
         if self.enabled:
             self.draw()
 
@@ -120,6 +131,5 @@ class _Phase:
         return self
 
     def __exit__(self, *exc):
-        elapsed = time.perf_counter() - self.started
-        self.phases.seconds[self.name] = self.phases.seconds.get(self.name, 0.0) + elapsed
+        self.phases.seconds[self.name] = self.phases.seconds.get(self.name, 0.0) + time.perf_counter() - self.started
         self.phases.memory_mb[self.name] = resident_mb()

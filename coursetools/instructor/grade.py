@@ -35,7 +35,7 @@ from coursetools.instructor import unchanged
 from coursetools.sandbox import bubblewrap as sandbox
 from coursetools.grading.course import Course
 from coursetools.grading.run import NoWorkerCanGrade
-from coursetools.grading.progress import Phases
+from coursetools.grading.progress import Phases, printable
 
 
 def check_sandbox():
@@ -76,7 +76,7 @@ def autograde(course, assignment, db=None, options=(), sequential=False, started
     notes = repair.stage(course.root, assignment, course.staging, students)
     for student, student_notes in notes.items():
         for note in student_notes:
-            print(f'   {student}: {note}', flush=True)
+            print(printable(f'   {student}: {note}'), flush=True)
     run = None
     if sequential:
         only = [] if students is None else ['--CourseDirectory.student_id_exclude=' + ','.join(
@@ -84,7 +84,7 @@ def autograde(course, assignment, db=None, options=(), sequential=False, started
         sequential_autograde(course, assignment, notes, db, list(options) + only)
         for student, found in static_notes(course, assignment, db).items():
             notes[student] = list(dict.fromkeys(notes.get(student, []) + found))
-            print(f'   {student}: {"; ".join(found)}', flush=True)
+            print(printable(f'   {student}: {"; ".join(found)}'), flush=True)
     else:
         run = started.run(notes=notes, on_tail=on_tail)
         for student, student_notes in run.notes.items():
@@ -110,7 +110,7 @@ def sequential_autograde(course, assignment, notes, db, options):
         failed = sorted(set(re.findall(r"for student '([^']+)'", result.stdout + result.stderr)))
         for student in failed:
             notes.setdefault(student, []).append('nbgrader could not grade this submission (see autograde.log)')
-            print(f'   {student}: nbgrader could not grade this submission', flush=True)
+            print(printable(f'   {student}: nbgrader could not grade this submission'), flush=True)
         (course.root / 'autograde.log').write_text(result.stdout + result.stderr)
         if not failed:
             sys.stderr.write(result.stdout + result.stderr)
@@ -305,13 +305,13 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
                 with phases.start('reports'):
                     print(f'Report: {reports[assignment][0].path()}')
                 if reports[assignment][1]:
-                    print(reports[assignment][1])
+                    print(printable(reports[assignment][1]))
     finally:
         if helpers is not None:
             helpers.close()
     if graded or remarked:
         print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
-        print(lms_line)
+        print(printable(lms_line))
     print('\nTime taken:')
     print('\n'.join(phases.lines()))
     if forked:

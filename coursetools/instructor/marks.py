@@ -8,6 +8,7 @@ import sys
 from nbgrader.api import Gradebook, MissingEntry
 
 from coursetools.grading.course import hand_marked, task_of
+from coursetools.grading.progress import printable
 
 
 def marks_by_task(db_url, assignment):
@@ -110,7 +111,7 @@ def format_table(table, maxima, waiting=None):
     if unmarked:
         lines.append(f'? a written answer still to be marked by hand (formgrader, Manual Grading), counted as 0 in the '
                      f'total until it is: {len(unmarked)} student{"s" * (len(unmarked) != 1)}.')
-    return '\n'.join(lines)
+    return printable('\n'.join(lines))
 
 
 if __name__ == '__main__':
