@@ -25,6 +25,9 @@ c.CourseDirectory.assignment_id = ''
 c.CourseDirectory.ignore = ['.ipynb_checkpoints', '*.pyc', '__pycache__', 'feedback']
 # The exchange in the course folder (exchange/README.md), so formgrader's Release and Collect work on a fresh clone.
 c.Exchange.root = os.path.join(c.CourseDirectory.root, 'exchange')
+# Every student can write the exchange's inbound folder: collect takes only regular files and folders from it,
+# never what a link points to (coursetools/instructor/exchange.py).
+c.ExchangeFactory.collect = 'coursetools.instructor.exchange.CollectRegularFiles'
 
 # nbconvert checks the notebook against nbformat's schema once, after the last step, instead of after every step
 # (about ten per notebook in autograde): an invalid notebook still stops there.

@@ -201,12 +201,36 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_
         result = prefixed_nbgrader(folder, course, *args)
         assert result.returncode == 0, log_of(result)[-2000:]
     nbformat.write(filled(*ada()), home / ASSIGNMENT / NOTEBOOK)
-    for folder, args in ((home, ['submit', ASSIGNMENT, *student, '--CourseDirectory.student_id=zoe']),
-                         (course, ['collect', ASSIGNMENT]),
-                         (course, ['autograde', ASSIGNMENT, '--student=zoe'])):
-        result = prefixed_nbgrader(folder, course, *args)
-        assert result.returncode == 0, log_of(result)[-2000:]
+    submitted = prefixed_nbgrader(home, course, 'submit', ASSIGNMENT, *student, '--CourseDirectory.student_id=zoe')
+    assert submitted.returncode == 0, log_of(submitted)[-2000:]
+    planted = plant_links_in_the_exchange(course)
+    collected = prefixed_nbgrader(course, course, 'collect', ASSIGNMENT)
+    assert collected.returncode == 0, log_of(collected)[-2000:]
+    for name in planted:        # named in collect's log, and never collected
+        assert f'{name} is a link, a pipe or another special file' in log_of(collected), name
+    assert 'eve+noughts_and_crosses' in log_of(collected) and 'is a link, or no folder: not collected' in log_of(collected)
+    assert sorted(p.name for p in (course / 'submitted' / 'mallory' / ASSIGNMENT).iterdir()) == ['timestamp.txt']
+    assert not (course / 'submitted' / 'eve' / ASSIGNMENT).exists()
+    graded = prefixed_nbgrader(course, course, 'autograde', ASSIGNMENT, '--student=zoe')
+    assert graded.returncode == 0, log_of(graded)[-2000:]
     assert task_marks(course)['zoe'] == (1, 3, 2, 1, 3, 2)
+
+
+def plant_links_in_the_exchange(course):
+    """What a student can put in the exchange's inbound folder, which every student can write, for the
+    instructor's collect to take: mallory's notebook a link to the course's source notebook (its solutions would
+    earn full marks), a link to a file of the instructor's, a pipe (a copy would wait on it for ever); eve's whole
+    submission a link to the source folder. Returns the names that must be left out."""
+    inbound = course / 'exchange' / 'minimax' / 'inbound'
+    when = '2026-11-20 17:00:00.000000 UTC'
+    mallory = inbound / f'mallory+{ASSIGNMENT}+{when}+0a1b2c'
+    mallory.mkdir()
+    (mallory / 'timestamp.txt').write_text(when)
+    (mallory / NOTEBOOK).symlink_to(course / 'source' / ASSIGNMENT / NOTEBOOK)
+    (mallory / 'secrets.txt').symlink_to(course / 'nbgrader_config.py')
+    os.mkfifo(mallory / 'pipe')
+    (inbound / f'eve+{ASSIGNMENT}+{when}+3d4e5f').symlink_to(course / 'source' / ASSIGNMENT)
+    return [NOTEBOOK, 'secrets.txt', 'pipe']
 
 
 def formgrader_api(course):

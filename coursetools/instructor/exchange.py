@@ -1,0 +1,81 @@
+"""`nbgrader collect` (and formgrader's Collect button) taking from the exchange only what a student can hand in:
+regular files and folders. Every student can write the exchange's inbound folder, and collect runs as the
+instructor. nbgrader's own collect follows symbolic links, so a link there was collected as the student's work,
+with whatever it pointed to: the course's source notebook, solutions and all (full marks), any file the
+instructor can read, or /dev/zero. Here a link, a pipe or another special file is left out, with a warning, and a
+submission that is itself a link, or over nbgrader's size limit, is not collected. `nbgrader submit` copies what
+links point to, so an honest submission holds no link. Set in nbgrader_config.py (`c.ExchangeFactory.collect`)."""
+import os
+import stat
+import tempfile
+
+from nbgrader.exchange.default.collect import ExchangeCollect
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+_CHUNK = 1024 * 1024
+
+
+class NotCollected(Exception):
+    """A submission that is not collected, with the reason."""
+
+
+class CollectRegularFiles(ExchangeCollect):
+    """nbgrader's collect, copying a submission's regular files and folders only (module docstring)."""
+
+    def do_copy(self, src, dest, log=None):
+        """Copy what `src` holds into a scratch folder, opening nothing through a link, then let nbgrader copy
+        that to `dest` (its size limits, ignore patterns and group permissions)."""
+        with tempfile.TemporaryDirectory(prefix='collect-') as scratch:
+            copied = os.path.join(scratch, 'submission')
+            try:
+                folder = os.open(src, _FOLDER)
+            except OSError:
+                self.log.warning('%s is a link, or no folder: not collected', src)
+                return
+            try:
+                self._copy_folder(folder, src, copied, [1000 * self.coursedir.max_dir_size])
+            except NotCollected as reason:
+                self.log.warning('%s: %s: not collected', src, reason)
+                return
+            finally:
+                os.close(folder)
+            super().do_copy(copied, dest, log)
+
+    def _copy_folder(self, folder, shown, target, room):
+        os.mkdir(target)
+        for entry in os.scandir(folder):
+            path, copy = os.path.join(shown, entry.name), os.path.join(target, entry.name)
+            if entry.is_dir(follow_symlinks=False) and (inner := _open(entry.name, _FOLDER, folder)) is not None:
+                try:
+                    self._copy_folder(inner, path, copy, room)
+                finally:
+                    os.close(inner)
+            elif not (entry.is_file(follow_symlinks=False) and _copy_file(folder, entry.name, copy, room)):
+                self.log.warning('%s is a link, a pipe or another special file, not a file a student hands in: '
+                                 'left out', path)
+
+
+def _copy_file(folder, name, copy, room):
+    """Copy the regular file `name` in `folder` (opened without following a link or waiting on a pipe) to
+    `copy`; False if it is not a regular file. Raises NotCollected past the submission's `room` in bytes."""
+    source = _open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, folder)
+    if source is None:
+        return False
+    with open(source, 'rb') as reader:
+        if not stat.S_ISREG(os.fstat(source).st_mode):
+            return False
+        with open(copy, 'wb') as writer:
+            while chunk := reader.read(_CHUNK):
+                room[0] -= len(chunk)
+                if room[0] < 0:
+                    raise NotCollected('over the size a submission may have (c.CourseDirectory.max_dir_size)')
+                writer.write(chunk)
+    return True
+
+
+def _open(name, flags, folder):
+    """A descriptor of `name` in `folder`, or None if it cannot be opened so (it became a link meanwhile)."""
+    try:
+        return os.open(name, flags, dir_fd=folder)
+    except OSError:
+        return None
