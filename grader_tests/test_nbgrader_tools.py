@@ -211,6 +211,7 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_
     assert 'eve+noughts_and_crosses' in log_of(collected) and 'is a link, or no folder: not collected' in log_of(collected)
     assert sorted(p.name for p in (course / 'submitted' / 'mallory' / ASSIGNMENT).iterdir()) == ['timestamp.txt']
     assert not (course / 'submitted' / 'eve' / ASSIGNMENT).exists()
+    assert (course / 'submitted' / 'oscar' / ASSIGNMENT / 'answers.txt').read_text() == 'mine'
     graded = prefixed_nbgrader(course, course, 'autograde', ASSIGNMENT, '--student=zoe')
     assert graded.returncode == 0, log_of(graded)[-2000:]
     assert task_marks(course)['zoe'] == (1, 3, 2, 1, 3, 2)
@@ -220,7 +221,8 @@ def plant_links_in_the_exchange(course):
     """What a student can put in the exchange's inbound folder, which every student can write, for the
     instructor's collect to take: mallory's notebook a link to the course's source notebook (its solutions would
     earn full marks), a link to a file of the instructor's, a pipe (a copy would wait on it for ever); eve's whole
-    submission a link to the source folder. Returns the names that must be left out."""
+    submission a link to the source folder; oscar's folder named with no time in it. Returns the names that must
+    be left out."""
     inbound = course / 'exchange' / 'minimax' / 'inbound'
     when = '2026-11-20 17:00:00.000000 UTC'
     mallory = inbound / f'mallory+{ASSIGNMENT}+{when}+0a1b2c'
@@ -230,6 +232,9 @@ def plant_links_in_the_exchange(course):
     (mallory / 'secrets.txt').symlink_to(course / 'nbgrader_config.py')
     os.mkfifo(mallory / 'pipe')
     (inbound / f'eve+{ASSIGNMENT}+{when}+3d4e5f').symlink_to(course / 'source' / ASSIGNMENT)
+    oscar = inbound / f'oscar+{ASSIGNMENT}+sometime on Friday+6a7b8c'      # stopped nbgrader's collect for all
+    oscar.mkdir()
+    (oscar / 'answers.txt').write_text('mine')
     return [NOTEBOOK, 'secrets.txt', 'pipe']
 
 

@@ -4,7 +4,10 @@ instructor. nbgrader's own collect follows symbolic links, so a link there was c
 with whatever it pointed to: the course's source notebook, solutions and all (full marks), any file the
 instructor can read, or /dev/zero. Here a link, a pipe or another special file is left out, with a warning, and a
 submission that is itself a link, or over nbgrader's size limit, is not collected. `nbgrader submit` copies what
-links point to, so an honest submission holds no link. Set in nbgrader_config.py (`c.ExchangeFactory.collect`)."""
+links point to, so an honest submission holds no link. A submission folder whose name holds no time nbgrader can
+read had stopped collect for the whole class; it is taken as its student's oldest. Set in nbgrader_config.py
+(`c.ExchangeFactory.collect`)."""
+import datetime
 import os
 import stat
 import tempfile
@@ -21,6 +24,15 @@ class NotCollected(Exception):
 
 class CollectRegularFiles(ExchangeCollect):
     """nbgrader's collect, copying a submission's regular files and folders only (module docstring)."""
+
+    def _path_to_record(self, path):
+        try:
+            return super()._path_to_record(path)
+        except (ValueError, OverflowError):
+            name = os.path.basename(path)
+            self.log.warning('%s holds no time nbgrader can read in its name: taken as the oldest submission of %s',
+                             path, name.split('+')[0])
+            return {'username': name.split('+')[0], 'filename': name, 'timestamp': datetime.datetime.min}
 
     def do_copy(self, src, dest, log=None):
         """Copy what `src` holds into a scratch folder, opening nothing through a link, then let nbgrader copy
