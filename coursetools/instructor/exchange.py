@@ -3,7 +3,8 @@ regular files and folders. Every student can write the exchange's inbound folder
 instructor. nbgrader's own collect follows symbolic links, so a link there was collected as the student's work,
 with whatever it pointed to: the course's source notebook, solutions and all (full marks), any file the
 instructor can read, or /dev/zero. Here a link, a pipe or another special file is left out, with a warning, and a
-submission that is itself a link, or over nbgrader's size limit, is not collected. `nbgrader submit` copies what
+submission that is itself a link, over nbgrader's size limit, or over `MAX_ENTRIES` or `MAX_DEPTH` (folders nested
+past Python's recursion limit had stopped collect for everyone), is not collected. `nbgrader submit` copies what
 links point to, so an honest submission holds no link. A submission folder whose name holds no time nbgrader can
 read had stopped collect for the whole class; it is taken as its student's oldest. Set in nbgrader_config.py
 (`c.ExchangeFactory.collect`)."""
@@ -16,6 +17,8 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _CHUNK = 1024 * 1024
+MAX_ENTRIES = 10_000        # files and folders in one submission
+MAX_DEPTH = 16              # folders inside folders
 
 
 class NotCollected(Exception):
@@ -45,7 +48,7 @@ class CollectRegularFiles(ExchangeCollect):
                 self.log.warning('%s is a link, or no folder: not collected', src)
                 return
             try:
-                self._copy_folder(folder, src, copied, [1000 * self.coursedir.max_dir_size])
+                self._copy_folder(folder, src, copied, [1000 * self.coursedir.max_dir_size, MAX_ENTRIES], 0)
             except NotCollected as reason:
                 self.log.warning('%s: %s: not collected', src, reason)
                 return
@@ -53,13 +56,19 @@ class CollectRegularFiles(ExchangeCollect):
                 os.close(folder)
             super().do_copy(copied, dest, log)
 
-    def _copy_folder(self, folder, shown, target, room):
+    def _copy_folder(self, folder, shown, target, room, depth):
+        """Copy the folder open as `folder` to `target`; `room` holds the bytes and entries still allowed."""
+        if depth > MAX_DEPTH:
+            raise NotCollected(f'folders nested more than {MAX_DEPTH} deep')
         os.mkdir(target)
         for entry in os.scandir(folder):
+            room[1] -= 1
+            if room[1] < 0:
+                raise NotCollected(f'more than {MAX_ENTRIES:,} files and folders')
             path, copy = os.path.join(shown, entry.name), os.path.join(target, entry.name)
             if entry.is_dir(follow_symlinks=False) and (inner := _open(entry.name, _FOLDER, folder)) is not None:
                 try:
-                    self._copy_folder(inner, path, copy, room)
+                    self._copy_folder(inner, path, copy, room, depth + 1)
                 finally:
                     os.close(inner)
             elif not (entry.is_file(follow_symlinks=False) and _copy_file(folder, entry.name, copy, room)):
