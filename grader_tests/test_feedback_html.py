@@ -1,6 +1,7 @@
 """`make grade`'s feedback exporter (coursetools.grading.adapters.FeedbackHTMLExporter, c.Grading.fast_feedback_html)
 writes the page nbconvert's HTML exporter writes, and the in-process alembic revision is the one `alembic heads`
-gives: the two speed-ups of `make grade` that plain nbgrader does not have change nothing but the time."""
+gives: the two speed-ups of `make grade` that plain nbgrader does not have change nothing but the time. And the
+cleaner of a student's HTML on those pages keeps its form and lets none of it act."""
 import base64
 import os
 import sqlite3
@@ -78,3 +79,36 @@ def test_alembic_head_is_what_alembic_says(tmp_path, monkeypatch):
             return db.execute('SELECT version_num FROM alembic_version').fetchall()
     assert versions('fast.db', in_process_alembic=True) == versions('plain.db') == [(adapters.alembic_head(),)]
     assert api.get_alembic_version.__module__ == 'nbgrader.api'          # undone when the run ends
+
+
+ACTING_HTML = ['<script>x()</script>', '<img src=x onerror="x()">', '<a href=" jav&#x09;ascript:x()">a</a>',
+               '<a href="JaVaScRiPt:x()">a</a>', '<a href="vbscript:x">a</a>', '<svg onload="x()"><circle/></svg>',
+               '<iframe src="http://x"></iframe>', '<img src="data:text/html;base64,PHNjcmlwdD4=">',
+               '<a href="data:text/html,hi">a</a>', '<form action="/api"><input name=x></form>',
+               '<style>body{display:none}</style>', '<div style="background:url(javascript:x())">d</div>',
+               '<math><mi xlink:href="javascript:x()">m</mi></math>', '<details open ontoggle="x()">d</details>',
+               '<object data="x.swf"></object>', '<base href="http://x/">', '<meta http-equiv="refresh">']
+KEPT_HTML = ['<h2 id="notes">Notes</h2>', '<p>a <em>b</em> <strong>c</strong> <code>d</code></p>',
+             '<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table>',
+             '<ul><li>one</li></ul>', '<img src="data:image/png;base64,iVBORw0KGgo=" alt="pic">',
+             '<a href="https://example.org/x">link</a>', '<a href="#notes">up</a>', '<span style="color: red;">r</span>']
+
+
+def test_a_students_html_is_kept_in_form_and_never_acts():
+    """The cleaner formgrader and the feedback pages use (coursetools.instructor.safe_html): nothing a student's
+    markup holds can run (a script, an event handler, a script: or data: link, a frame, a form, a style sheet,
+    SVG or MathML); what markdown makes stays as it was."""
+    from coursetools.instructor.safe_html import clean_html
+    acting = ('script', 'iframe', 'svg', 'form', 'input', 'style', 'math', 'object', 'base', 'meta')
+    for html in ACTING_HTML:
+        soup = BeautifulSoup(clean_html(html), features='html.parser')
+        assert not soup.find_all(acting), html
+        for tag in soup.find_all(True):
+            assert not [name for name in tag.attrs if name.lower().startswith('on')], html
+            for name in ('href', 'src'):        # a relative address, the web, mail, or a picture
+                value = tag.get(name, '').strip().lower()
+                scheme = value.split(':', 1)[0] if ':' in value.split('/', 1)[0] else ''
+                assert scheme in ('', 'http', 'https', 'mailto') or value.startswith('data:image/'), html
+            assert 'url(' not in tag.get('style', ''), html
+    for html in KEPT_HTML:
+        assert clean_html(html) == html
