@@ -208,7 +208,7 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_
     assert collected.returncode == 0, log_of(collected)[-2000:]
     for name in planted:        # named in collect's log, and never collected
         assert f'{name} is a link, a pipe or another special file' in log_of(collected), name
-    assert 'eve+noughts_and_crosses' in log_of(collected) and 'is a link, or no folder: not collected' in log_of(collected)
+    assert 'eve+noughts_and_crosses' in log_of(collected) and 'a link, or no folder: not collected' in log_of(collected)
     assert sorted(p.name for p in (course / 'submitted' / 'mallory' / ASSIGNMENT).iterdir()) == ['timestamp.txt']
     assert not (course / 'submitted' / 'eve' / ASSIGNMENT).exists()
     assert (course / 'submitted' / 'oscar' / ASSIGNMENT / 'answers.txt').read_text() == 'mine'
@@ -216,6 +216,12 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_
     assert not (course / 'submitted' / 'nesta' / ASSIGNMENT).exists()
     assert 'more than 10,000 files and folders: not collected' in log_of(collected)
     assert not (course / 'submitted' / 'heaps' / ASSIGNMENT).exists()
+    # A newer folder in zoe's name that is not collected (hers, or another student's) leaves her collected work.
+    newer = course / 'exchange' / 'minimax' / 'inbound' / f'zoe+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+4c5d6e'
+    (newer / os.path.join(*['d'] * 40)).mkdir(parents=True)
+    updated = prefixed_nbgrader(course, course, 'collect', ASSIGNMENT, '--update')
+    assert updated.returncode == 0 and 'folders nested more than 16 deep' in log_of(updated), log_of(updated)[-2000:]
+    assert (course / 'submitted' / 'zoe' / ASSIGNMENT / NOTEBOOK).exists()
     graded = prefixed_nbgrader(course, course, 'autograde', ASSIGNMENT, '--student=zoe')
     assert graded.returncode == 0, log_of(graded)[-2000:]
     assert task_marks(course)['zoe'] == (1, 3, 2, 1, 3, 2)

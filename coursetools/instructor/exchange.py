@@ -6,8 +6,9 @@ instructor can read, or /dev/zero. Here a link, a pipe or another special file i
 submission that is itself a link, over nbgrader's size limit, or over `MAX_ENTRIES` or `MAX_DEPTH` (folders nested
 past Python's recursion limit had stopped collect for everyone), is not collected. `nbgrader submit` copies what
 links point to, so an honest submission holds no link. A submission folder whose name holds no time nbgrader can
-read had stopped collect for the whole class; it is taken as its student's oldest. Set in nbgrader_config.py
-(`c.ExchangeFactory.collect`)."""
+read had stopped collect for the whole class; it is taken as its student's oldest. Each submission is looked at
+before nbgrader touches `submitted/`, so one not collected never costs the copy collected before (`--update`).
+Set in nbgrader_config.py (`c.ExchangeFactory.collect`)."""
 import datetime
 import os
 import stat
@@ -37,65 +38,93 @@ class CollectRegularFiles(ExchangeCollect):
                              path, name.split('+')[0])
             return {'username': name.split('+')[0], 'filename': name, 'timestamp': datetime.datetime.min}
 
+    def copy_files(self):
+        """nbgrader's copy of each chosen submission, after a first look at each without copying: one that is not
+        collected is dropped before nbgrader removes the copy collected earlier (`--update`), which stays."""
+        for record in list(self.src_records):
+            src = os.path.join(self.inbound_path, record['filename'])
+            try:
+                self._copy(src, None)
+            except NotCollected as reason:
+                self.log.warning('%s: %s: not collected', src, reason)
+                self.src_records.remove(record)
+        super().copy_files()
+
     def do_copy(self, src, dest, log=None):
         """Copy what `src` holds into a scratch folder, opening nothing through a link, then let nbgrader copy
         that to `dest` (its size limits, ignore patterns and group permissions)."""
         with tempfile.TemporaryDirectory(prefix='collect-') as scratch:
             copied = os.path.join(scratch, 'submission')
             try:
-                folder = os.open(src, _FOLDER)
-            except OSError:
-                self.log.warning('%s is a link, or no folder: not collected', src)
-                return
-            try:
-                self._copy_folder(folder, src, copied, [1000 * self.coursedir.max_dir_size, MAX_ENTRIES], 0)
-            except NotCollected as reason:
+                self._copy(src, copied)
+            except NotCollected as reason:        # changed since the first look
                 self.log.warning('%s: %s: not collected', src, reason)
                 return
-            finally:
-                os.close(folder)
             super().do_copy(copied, dest, log)
 
+    def _copy(self, src, target):
+        """Copy the submission folder `src` to `target`, or only look at it if `target` is None."""
+        folder = _open(src, _FOLDER)
+        if folder is None:
+            raise NotCollected('a link, or no folder')
+        try:
+            self._copy_folder(folder, src, target, [1000 * self.coursedir.max_dir_size, MAX_ENTRIES], 0)
+        finally:
+            os.close(folder)
+
     def _copy_folder(self, folder, shown, target, room, depth):
-        """Copy the folder open as `folder` to `target`; `room` holds the bytes and entries still allowed."""
+        """Copy the folder open as `folder` to `target` (None: only look); `room` holds the bytes and entries
+        still allowed."""
         if depth > MAX_DEPTH:
             raise NotCollected(f'folders nested more than {MAX_DEPTH} deep')
-        os.mkdir(target)
+        if target is not None:
+            os.mkdir(target)
         for entry in os.scandir(folder):
             room[1] -= 1
             if room[1] < 0:
                 raise NotCollected(f'more than {MAX_ENTRIES:,} files and folders')
-            path, copy = os.path.join(shown, entry.name), os.path.join(target, entry.name)
+            path = os.path.join(shown, entry.name)
+            copy = None if target is None else os.path.join(target, entry.name)
             if entry.is_dir(follow_symlinks=False) and (inner := _open(entry.name, _FOLDER, folder)) is not None:
                 try:
                     self._copy_folder(inner, path, copy, room, depth + 1)
                 finally:
                     os.close(inner)
             elif not (entry.is_file(follow_symlinks=False) and _copy_file(folder, entry.name, copy, room)):
-                self.log.warning('%s is a link, a pipe or another special file, not a file a student hands in: '
-                                 'left out', path)
+                if target is not None:
+                    self.log.warning('%s is a link, a pipe or another special file, not a file a student hands '
+                                     'in: left out', path)
 
 
 def _copy_file(folder, name, copy, room):
     """Copy the regular file `name` in `folder` (opened without following a link or waiting on a pipe) to
-    `copy`; False if it is not a regular file. Raises NotCollected past the submission's `room` in bytes."""
+    `copy` (None: only count its bytes); False if it is not a regular file. Raises NotCollected past the
+    submission's `room` in bytes."""
     source = _open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, folder)
     if source is None:
         return False
     with open(source, 'rb') as reader:
-        if not stat.S_ISREG(os.fstat(source).st_mode):
+        info = os.fstat(source)
+        if not stat.S_ISREG(info.st_mode):
             return False
+        if copy is None:
+            _spend(room, info.st_size)
+            return True
         with open(copy, 'wb') as writer:
             while chunk := reader.read(_CHUNK):
-                room[0] -= len(chunk)
-                if room[0] < 0:
-                    raise NotCollected('over the size a submission may have (c.CourseDirectory.max_dir_size)')
+                _spend(room, len(chunk))
                 writer.write(chunk)
     return True
 
 
-def _open(name, flags, folder):
-    """A descriptor of `name` in `folder`, or None if it cannot be opened so (it became a link meanwhile)."""
+def _spend(room, size):
+    room[0] -= size
+    if room[0] < 0:
+        raise NotCollected('over the size a submission may have (c.CourseDirectory.max_dir_size)')
+
+
+def _open(name, flags=_FOLDER, folder=None):
+    """A descriptor of `name` (in `folder`), or None if it cannot be opened so (a link, or it became one)."""
     try:
         return os.open(name, flags, dir_fd=folder)
     except OSError:
