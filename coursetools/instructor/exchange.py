@@ -34,9 +34,10 @@ class CollectRegularFiles(ExchangeCollect):
             return super()._path_to_record(path)
         except (ValueError, OverflowError):
             name = os.path.basename(path)
+            student = name.split('+')[0]
             self.log.warning('%s holds no time nbgrader can read in its name: taken as the oldest submission of %s',
-                             path, name.split('+')[0])
-            return {'username': name.split('+')[0], 'filename': name, 'timestamp': datetime.datetime.min}
+                             path, student)
+            return {'username': student, 'filename': name, 'timestamp': datetime.datetime.min}
 
     def copy_files(self):
         """nbgrader's copy of each chosen submission, after a first look at each without copying: one that is not

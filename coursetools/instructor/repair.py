@@ -2,8 +2,7 @@
 
 `stage()` copies submitted/ into a staging folder that nbgrader then grades, and on the way:
 
-* finds a notebook saved under another name (a browser's `noughts_and_crosses (1).ipynb`) when it is the only
-  candidate in the folder;
+* finds a notebook saved under another name (a browser's `noughts_and_crosses (1).ipynb`) if it is the only one;
 * converts older nbformat versions and repairs what nbformat can repair (duplicate or malformed cell ids, stray or
   missing metadata), and clears outputs and execution counts, which the grader makes again whatever their shape;
 * resolves duplicated nbgrader cells (JupyterLab's copy/paste and split-cell copy the `grade_id`): the last copy
@@ -14,9 +13,7 @@
   to the limits of `notebook_limits` on what the notebook holds: a notebook over a limit is not graded, another
   file over it is left out, and the note says which and why; metadata and text that are not graded are left out
   of the graded copy where they are over their limits. Only what fits is read or copied, so a huge file costs
-  neither memory nor time.
-
-nbgrader puts back deleted, edited and retyped test cells itself (OverwriteCells). Each student gets notes.
+  neither memory nor time. Each student gets notes; nbgrader puts back deleted, edited or retyped test cells.
 
 Plain `nbgrader autograde` and formgrader grade submitted/ itself, so there the same repairs happen inside nbgrader:
 `grade_renamed_notebooks` (its `Autograde.pre_convert_hook`) writes a renamed notebook's gradable copy beside the
@@ -287,21 +284,24 @@ def _copy_files_beside(folder, target, limits, room):
 
 def _a_time_nbgrader_reads(path):
     """Whether timestamp.txt holds a time nbgrader can read, or nothing (nbgrader's own 'no timestamp')."""
-    return _timestamp_text(path) == '' or time_submitted(path.parent) is not None
+    text = _timestamp_text(path)
+    return text == '' or _as_utc(text) is not None
 
 
 def time_submitted(folder):
-    """When the submission in `folder` was handed in, as nbgrader reads its timestamp.txt (in UTC); None when it
-    has none nbgrader can read."""
-    text = _timestamp_text(pathlib.Path(folder) / 'timestamp.txt')
-    with contextlib.suppress(ValueError, OverflowError, TypeError):
-        return parse_utc(text).replace(tzinfo=datetime.timezone.utc) if text else None
+    """When the submission in `folder` was handed in, as nbgrader reads its timestamp.txt; None if it cannot."""
+    return _as_utc(_timestamp_text(pathlib.Path(folder) / 'timestamp.txt'))
 
 
 def _timestamp_text(path):
     """The stripped text of a regular timestamp.txt of at most 100 bytes; None for anything else."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
         return path.read_text().strip() if regular_file(path, limit=100) else None
+
+
+def _as_utc(text):
+    with contextlib.suppress(ValueError, OverflowError, TypeError):
+        return parse_utc(text).replace(tzinfo=datetime.timezone.utc) if text else None
 
 
 @dataclass(frozen=True)

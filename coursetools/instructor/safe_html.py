@@ -24,10 +24,11 @@ _CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES)
 
 def _allowed(tag, name, value):
     """Whether attribute `name` of `tag` is kept; `data:` only as a picture's source (a pasted image)."""
-    if name in COMMON or name in ATTRIBUTES.get(tag, ()):
-        return not (name in ('href', 'src') and value.strip().lower().startswith('data:')) or \
-            (tag == 'img' and value.strip().lower().startswith('data:image/'))
-    return False
+    if name not in COMMON and name not in ATTRIBUTES.get(tag, ()):
+        return False
+    address = value.strip().lower()
+    return name not in ('href', 'src') or not address.startswith('data:') or \
+        (tag == 'img' and address.startswith('data:image/'))
 
 
 def clean_html(html):
