@@ -34,7 +34,7 @@ class CollectRegularFiles(ExchangeCollect):
             return super()._path_to_record(path)
         except (ValueError, OverflowError):
             name = os.path.basename(path)
-            student = name.split('+')[0]
+            student = name.rsplit('+', 3)[0]      # as nbgrader splits it: a student id may hold a +
             self.log.warning('%s holds no time nbgrader can read in its name: taken as the oldest submission of %s',
                              path, student)
             return {'username': student, 'filename': name, 'timestamp': datetime.datetime.min}
