@@ -190,18 +190,21 @@ def test_feedback_shows_the_students_traceback_and_no_hidden_test(instructor):
         assert [line for line in secrets if line in page] == [], student
 
 
-def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_path):
-    """The instructor's commands use the exchange the course configures; a student on the machine names it."""
+def test_exchange_round_trip_gives_a_correct_student_full_marks_and_her_feedback(instructor, tmp_path):
+    """The instructor's commands use the exchange the course configures; a student on the machine names it (and
+    keeps nbgrader's record of what she submitted in her own cache). She fetches the feedback the instructor
+    released: her marks, and no hidden test."""
     course = instructor.course
     home = tmp_path / 'zoe'
     home.mkdir()
-    student = [f'--Exchange.root={course / "exchange"}', '--CourseDirectory.course_id=minimax']
+    student = [f'--Exchange.root={course / "exchange"}', '--CourseDirectory.course_id=minimax',
+               f'--Exchange.cache={tmp_path / "zoe-cache"}', '--CourseDirectory.student_id=zoe']
     for folder, args in ((course, ['release_assignment', ASSIGNMENT]),
                          (home, ['fetch_assignment', ASSIGNMENT, *student])):
         result = prefixed_nbgrader(folder, course, *args)
         assert result.returncode == 0, log_of(result)[-2000:]
     nbformat.write(filled(*ada()), home / ASSIGNMENT / NOTEBOOK)
-    submitted = prefixed_nbgrader(home, course, 'submit', ASSIGNMENT, *student, '--CourseDirectory.student_id=zoe')
+    submitted = prefixed_nbgrader(home, course, 'submit', ASSIGNMENT, *student)
     assert submitted.returncode == 0, log_of(submitted)[-2000:]
     planted = plant_links_in_the_exchange(course)
     collected = prefixed_nbgrader(course, course, 'collect', ASSIGNMENT)
@@ -223,9 +226,16 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks(instructor, tmp_
     updated = prefixed_nbgrader(course, course, 'collect', ASSIGNMENT, '--update')
     assert updated.returncode == 0 and 'folders nested more than 16 deep' in log_of(updated), log_of(updated)[-2000:]
     assert (course / 'submitted' / 'zoe' / ASSIGNMENT / NOTEBOOK).exists()
-    graded = prefixed_nbgrader(course, course, 'autograde', ASSIGNMENT, '--student=zoe')
-    assert graded.returncode == 0, log_of(graded)[-2000:]
+    for step in ('autograde', 'generate_feedback', 'release_feedback'):
+        done = prefixed_nbgrader(course, course, step, ASSIGNMENT, '--student=zoe')
+        assert done.returncode == 0, log_of(done)[-2000:]
     assert task_marks(course)['zoe'] == (1, 3, 2, 1, 3, 2)
+    fetched = prefixed_nbgrader(home, course, 'fetch_feedback', ASSIGNMENT, *student)
+    assert fetched.returncode == 0, log_of(fetched)[-2000:]
+    page, = (home / ASSIGNMENT / 'feedback').glob(f'*/{ASSIGNMENT}.html')
+    text = html.unescape(page.read_text())
+    assert f'{ASSIGNMENT} (Score: 12.0 / 12.0)' in text, text[:3000]
+    assert 'HIDDEN TESTS' not in text and [line for line in hidden_test_lines() if line in text] == []
 
 
 def plant_links_in_the_exchange(course):
