@@ -28,6 +28,9 @@ c.Exchange.root = os.path.join(c.CourseDirectory.root, 'exchange')
 # Every student can write the exchange's inbound folder: collect takes only regular files and folders from it,
 # never what a link points to (coursetools/instructor/exchange.py).
 c.ExchangeFactory.collect = 'coursetools.instructor.exchange.CollectRegularFiles'
+# A student id is a folder's name, which a student can choose: grades.csv quotes what needs it and writes no value
+# a spreadsheet would run as a formula (coursetools/instructor/grades_csv.py); an ordinary class gets nbgrader's file.
+c.ExportApp.plugin_class = 'coursetools.instructor.grades_csv.QuotedCsvExport'
 
 # nbconvert checks the notebook against nbformat's schema once, after the last step, instead of after every step
 # (about ten per notebook in autograde): an invalid notebook still stops there.

@@ -29,19 +29,51 @@ def test_a_fresh_clone_grades_the_demo_class_each_student_in_the_workbooks_they_
     assert graded == handed_in          # the marks themselves: test_demo_class.py
 
 
+FORMULA = '=HYPERLINK("https:"&A9,"marks")'       # a spreadsheet runs it; it could send other rows away
+FORGER = 'eve\nnoughts_and_crosses,,2026-11-20 10:00:00,zoe,,,,12.0,0.0,12.0,12.0'     # a line break: zoe's row
+
+
 def test_real_work_is_never_touched_and_an_assignment_nobody_handed_in_stops_nothing(tmp_path):
+    """And folders named as the exchange lets a student name them: a formula, a comma, a line break (which had
+    stopped nbgrader for the whole class, and could forge another student's row in grades.csv)."""
     course = copy_course(tmp_path / 'first-week', students=[])
-    folder = course / 'submitted' / 'zoe' / 'noughts_and_crosses'    # a real student; nobody has the second workbook
-    folder.mkdir(parents=True)
-    shutil.copy(ROOT / 'release/noughts_and_crosses/noughts_and_crosses.ipynb', folder)
+    for student in ('zoe', FORMULA, 'mal,lory', FORGER):   # real students; nobody has the second workbook
+        folder = course / 'submitted' / student / 'noughts_and_crosses'
+        folder.mkdir(parents=True)
+        shutil.copy(ROOT / 'release/noughts_and_crosses/noughts_and_crosses.ipynb', folder)
     before = {p: p.read_bytes() for p in (course / 'submitted').rglob('*') if p.is_file()}
     result = run_grade(course)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert 'built the demo class' not in result.stdout
     assert {p: p.read_bytes() for p in (course / 'submitted').rglob('*') if p.is_file()} == before
     assert sum('No submissions yet for alpha_beta' in line for line in result.stdout.splitlines()) == 1
+    assert f'submitted/{FORGER!r}/noughts_and_crosses is not graded' in result.stdout
     assert (course / 'grades.csv').exists() and (course / 'reports' / 'noughts_and_crosses.html').exists()
     assert not (course / 'reports' / 'alpha_beta.html').exists()
+    with open(course / 'grades.csv', newline='') as handle:
+        rows = [(row['student_id'], row['score']) for row in csv.DictReader(handle)]
+    assert {"'" + FORMULA, 'mal,lory', 'zoe'} <= {student for student, _ in rows}
+    assert [score for student, score in rows if student == 'zoe'] == ['0.0']     # one row: hers
+    assert not any('\n' in student or student.startswith('=') for student, _ in rows)
+
+
+def test_grades_csv_holds_nbgraders_values_each_in_its_own_column(graded_class, tmp_path):
+    """The demo class's grades.csv, against nbgrader's own export of the same gradebook: the same lines, but for
+    the one whose roster name holds a comma (`García, Jr`), which nbgrader writes bare (twelve columns under eleven
+    headings) and which here reads back as nbgrader's eleven values."""
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins import CsvExportPlugin
+    course, _ = graded_class
+    with Gradebook(f'sqlite:///{course / "gradebook.db"}') as gradebook:
+        CsvExportPlugin(to=str(tmp_path / 'nbgrader.csv')).export(gradebook)
+    theirs = (tmp_path / 'nbgrader.csv').read_text().splitlines()
+    ours = (course / 'grades.csv').read_text(encoding='utf-8').splitlines()      # what make grade wrote
+    assert len(ours) == len(theirs) > 30
+    rows = list(csv.reader(ours))
+    assert {len(row) for row in rows} == {11}
+    assert [','.join(row) for row in rows] == theirs
+    assert [line for line, nbgrader in zip(ours, theirs) if line != nbgrader] == [
+        line for line in ours if 'García, Jr' in line] != []
 
 
 RUN_FOLDER = '''

@@ -7,6 +7,7 @@ known marks, a notebook saved as `noughts_and_crosses (1).ipynb`, a duplicated c
 cells. Also the exchange (release_assignment, fetch_assignment, submit, collect) and formgrader's Autograde button
 (nbgrader's NbGraderAPI, in-process).
 """
+import csv
 import hashlib
 import html
 import os
@@ -138,8 +139,9 @@ def test_the_readme_workflow_works_from_a_clean_gradebook(instructor):
 
 def test_marks_agree_with_make_grade(instructor):
     assert instructor.marks == MAKE_GRADE_MARKS
-    rows = (instructor.course / 'grades.csv').read_text().splitlines()
-    exported = {row.split(',')[3]: float(row.split(',')[7]) for row in rows if row.startswith(f'{ASSIGNMENT},')}
+    with open(instructor.course / 'grades.csv', newline='') as handle:
+        exported = {row['student_id']: float(row['raw_score']) for row in csv.DictReader(handle)
+                    if row['assignment'] == ASSIGNMENT}
     assert exported == {student: sum(task) for student, task in MAKE_GRADE_MARKS.items()}
 
 
@@ -219,6 +221,9 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks_and_her_feedback
     assert 'folders nested more than 16 deep: not collected' in log_of(collected)
     assert not (course / 'submitted' / 'nesta' / ASSIGNMENT).exists()
     assert 'more than 10,000 files and folders: not collected' in log_of(collected)
+    assert "zoe,,,,12.0\\nnew+noughts_and_crosses" in log_of(collected)       # named, escaped
+    assert 'no student id holds a control character' in log_of(collected)
+    assert sorted(p.name for p in (course / 'submitted').iterdir() if not p.name.isprintable()) == []
     assert not (course / 'submitted' / 'heaps' / ASSIGNMENT).exists()
     # A newer folder in zoe's name that is not collected (hers, or another student's) leaves her collected work.
     newer = course / 'exchange' / 'minimax' / 'inbound' / f'zoe+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+4c5d6e'
@@ -243,7 +248,8 @@ def plant_links_in_the_exchange(course):
     instructor's collect to take: mallory's notebook a link to the course's source notebook (its solutions would
     earn full marks), a link to a file of the instructor's, a pipe (a copy would wait on it for ever); eve's whole
     submission a link to the source folder; a folder of os+car's (an id with a +) named with no time in it;
-    nesta's folders nested 40 deep; heaps's 10,001 files. Returns the names that must be left out."""
+    nesta's folders nested 40 deep; a student id with a line break; heaps's 10,001 files. Returns the names that
+    must be left out."""
     inbound = course / 'exchange' / 'minimax' / 'inbound'
     when = '2026-11-20 17:00:00.000000 UTC'
     mallory = inbound / f'mallory+{ASSIGNMENT}+{when}+0a1b2c'
@@ -258,6 +264,9 @@ def plant_links_in_the_exchange(course):
     (oscar / 'answers.txt').write_text('mine')
     nesta = inbound / f'nesta+{ASSIGNMENT}+{when}+9d8e7f'     # 1,100 deep had stopped nbgrader's collect for all
     (nesta / os.path.join(*['d'] * 40)).mkdir(parents=True)
+    forger = inbound / f'zoe,,,,12.0\nnew+{ASSIGNMENT}+{when}+2e3f4a'     # a line break had stopped grading
+    forger.mkdir()
+    (forger / NOTEBOOK).write_text('{}')
     heaps = inbound / f'heaps+{ASSIGNMENT}+{when}+1f2e3d'
     heaps.mkdir()
     for number in range(10_001):

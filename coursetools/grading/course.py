@@ -3,6 +3,7 @@ and grading outputs go, and the errors a grading run writes into notebooks when 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,8 +92,12 @@ class Course:
             shutil.copytree(package, target, ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
 
     def students(self, assignment) -> list:
-        """Students with a submission folder for `assignment` in submitted/."""
-        return _students_in(self.submitted, assignment)
+        """Students with a submission folder for `assignment` in submitted/ (named as a student id can be)."""
+        return [name for name in _students_in(self.submitted, assignment) if is_student_id(name)]
+
+    def not_students(self, assignment) -> list:
+        """Folders of submitted/ holding `assignment` whose names no student id has: not graded."""
+        return [name for name in _students_in(self.submitted, assignment) if not is_student_id(name)]
 
     def foreign_package(self):
         """The checkout that the imported `coursetools` comes from, when this course folder has a `coursetools`
@@ -123,6 +128,12 @@ def checks_modules(assignment) -> list:
     names = [m.name for m in pkgutil.iter_modules(coursetools.checks.__path__)
              if m.name not in CHECKS_HELPERS and not m.name.startswith('_')]
     return [f'coursetools.checks.{name}' for name in ([assignment] if assignment in names else names)]
+
+
+def is_student_id(name) -> bool:
+    """No student id holds a control character, and a line break in a folder's name stops nbgrader for the whole
+    class (its pattern for a submission's path does not match it)."""
+    return re.search(r'[\x00-\x1f\x7f-\x9f]', name) is None
 
 
 def _students_in(folder: Path, assignment) -> list:

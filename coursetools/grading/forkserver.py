@@ -248,8 +248,4 @@ class ForkServer:
             self.changed.notify_all()
 
     def log_tail(self, n: int = 2000) -> str:
-        try:
-            with open(self.log_path, 'rb') as f:
-                return f.read()[-n:].decode('utf-8', 'replace')
-        except OSError:
-            return ''
+        return sbx.log_tail(self.log_path, n)

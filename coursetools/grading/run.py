@@ -325,10 +325,7 @@ class Run:
             return
         del self.unfinished[id(submission)]
         self.pipeline.forget(submission)
-        self.report.unfinished.append(submission.student)
-        self.report.note(submission.student, f'not graded because of the workers: {why}')
-        self._status(submission.student)
-        self._advance()
+        self._not_sent(submission, why)
 
     def _not_sent(self, submission, why):
         """Never sent to a worker, the workers being gone: nothing is recorded for it either."""

@@ -6,7 +6,8 @@ instructor can read, or /dev/zero. Here a link, a pipe or another special file i
 submission that is itself a link, over nbgrader's size limit, or over `MAX_ENTRIES` or `MAX_DEPTH` (folders nested
 past Python's recursion limit had stopped collect for everyone), is not collected. `nbgrader submit` copies what
 links point to, so an honest submission holds no link. A submission folder whose name holds no time nbgrader can
-read had stopped collect for the whole class; it is taken as its student's oldest. Each submission is looked at
+read had stopped collect for the whole class; it is taken as its student's oldest. One whose student id holds a
+control character is not collected (a line break in one had stopped grading for the whole class). Each submission is looked at
 before nbgrader touches `submitted/`, so one not collected never costs the copy collected before (`--update`).
 Set in nbgrader_config.py (`c.ExchangeFactory.collect`)."""
 import datetime
@@ -15,6 +16,8 @@ import stat
 import tempfile
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+
+from coursetools.grading.course import is_student_id
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _CHUNK = 1024 * 1024
@@ -45,9 +48,11 @@ class CollectRegularFiles(ExchangeCollect):
         for record in list(self.src_records):
             src = os.path.join(self.inbound_path, record['filename'])
             try:
+                if not is_student_id(record['username']):
+                    raise NotCollected('no student id holds a control character (nbgrader stops at a line break)')
                 self._copy(src, None)
             except NotCollected as reason:
-                self.log.warning('%s: %s: not collected', src, reason)
+                self.log.warning('%r: %s: not collected', src, reason)       # repr: a name may hold a line break
                 self.src_records.remove(record)
         super().copy_files()
 

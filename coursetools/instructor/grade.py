@@ -23,15 +23,9 @@ import signal
 import sys
 import time
 
-from coursetools.instructor import commands
-from coursetools.instructor import democlass
-from coursetools.instructor import marks
-from coursetools.instructor import preflight
-from coursetools.instructor import roster
+from coursetools.instructor import commands, democlass, marks, preflight, repair, roster, unchanged
 from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
-from coursetools.instructor import repair
-from coursetools.instructor import unchanged
 from coursetools.sandbox import bubblewrap as sandbox
 from coursetools.grading.course import Course
 from coursetools.grading.run import NoWorkerCanGrade
@@ -281,6 +275,9 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     selection = unchanged.to_grade(course, shown, students, force, db, options)
     remarked = unchanged.to_remark(course, shown, selection, db)
     graded = list(selection)
+    for assignment, folder in ((a, name) for a in wanted for name in course.not_students(a)):
+        print(f'submitted/{folder!r}/{assignment} is not graded: no student id holds a control character '
+              '(a line break in one stops nbgrader for the whole class). Rename the folder to the student\'s id.')
     empty = [a for a in wanted if not course.students(a)]
     if empty:
         print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)

@@ -36,6 +36,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import parse_utc
 from traitlets.log import get_logger
 
+from coursetools.grading.course import Course
 from coursetools.instructor.notebook_limits import (cell_count, code_chars, fit, over_a_limit, too_deep,
                                                     too_deep_note)
 
@@ -213,8 +214,7 @@ _released = {}
 
 
 def stage(course, assignment, staging, students=None):
-    """Copy submitted/*/<assignment>/ into `staging`, repaired (only `students`, if given); return {student: notes}
-    for every student staged."""
+    """Copy every student's <assignment> folder into `staging`, repaired (or only `students`'): {student: notes}."""
     course, staging = pathlib.Path(course), pathlib.Path(staging)
     names = notebook_names(course, assignment)
     limits = size_limits(course)
@@ -222,11 +222,11 @@ def stage(course, assignment, staging, students=None):
     for stale in staging.glob(f'*/{assignment}'):       # a submission taken out of submitted/ is not graded again
         if stale.is_dir() and not (course / 'submitted' / stale.parent.name / assignment).is_dir():
             shutil.rmtree(stale)
-    for student_folder in sorted((course / 'submitted').iterdir()):
-        folder = student_folder / assignment
-        if not folder.is_dir() or students is not None and student_folder.name not in students:
+    for student in Course(course).students(assignment):
+        folder = course / 'submitted' / student / assignment
+        if students is not None and student not in students:
             continue
-        target = staging / student_folder.name / assignment
+        target = staging / student / assignment
         if target.exists():
             shutil.rmtree(target)
         target.mkdir(parents=True)
@@ -253,7 +253,7 @@ def stage(course, assignment, staging, students=None):
                 (target / name).unlink(missing_ok=True)
                 notes.append(f'{path.name} could not be staged ({type(error).__name__}: {error}): not graded')
         notes.extend(_copy_files_beside(folder, target, limits, room))
-        report[student_folder.name] = notes
+        report[student] = notes
     return report
 
 

@@ -369,6 +369,15 @@ def stop_process(process, grace: float = 5) -> None:
         process.wait()
 
 
+def log_tail(path, n: int = 2000) -> str:
+    """The last `n` bytes of a sandboxed process's log, as text ('' when there is none)."""
+    try:
+        with open(path, 'rb') as f:
+            return f.read()[-n:].decode('utf-8', 'replace')
+    except (TypeError, OSError):
+        return ''
+
+
 def unsandboxed_requested() -> bool:
     """The explicit opt-out: COURSE_GRADE_UNSANDBOXED set to 1, true, yes or on (any case). The one place that
     reads it, so that `make grade`'s warning and the executor always agree."""
