@@ -8,13 +8,14 @@ import time
 from typing import Optional
 
 
-# What could move a terminal's cursor, rewrite lines already printed (the marks table) or reorder text on the screen.
-_CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]')
+# What could move a terminal's cursor, rewrite lines already printed (the marks table), start a line of its own
+# or reorder text on the screen.
+_CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]')
 
 
 def printable(text: str) -> str:
-    """`text`, which may hold what a student chose (file names, messages), with control characters shown as
-    escapes (`\\x1b`), so that printing it on a terminal shows it instead of acting."""
+    """One line of `text`, which may hold what a student chose (file names, messages), with control characters
+    shown as escapes (`\\x1b`, `\\n`), so that printing it on a terminal shows it instead of acting."""
     return _CONTROL.sub(lambda control: control.group().encode('unicode_escape').decode(), text)
 
 

@@ -302,13 +302,13 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
                 with phases.start('reports'):
                     print(f'Report: {reports[assignment][0].path()}')
                 if reports[assignment][1]:
-                    print(printable(reports[assignment][1]))
+                    print('\n'.join(map(printable, reports[assignment][1].splitlines())))
     finally:
         if helpers is not None:
             helpers.close()
     if graded or remarked:
         print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
-        print(printable(lms_line))
+        print('\n'.join(map(printable, lms_line.splitlines())))
     print('\nTime taken:')
     print('\n'.join(phases.lines()))
     if forked:

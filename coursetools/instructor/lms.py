@@ -260,7 +260,7 @@ def main(argv=None):
                              timezone=args.timezone, dry_run=args.dry_run)
     except LmsImportError as error:
         raise SystemExit(f'LMS import failed: {error}')
-    print(printable(summary.format()))
+    print('\n'.join(map(printable, summary.format().splitlines())))
     if not summary.found_any:
         raise SystemExit('LMS import: no submission found in the zip (is it the "download all submissions" zip?)')
 
