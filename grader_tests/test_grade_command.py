@@ -29,15 +29,17 @@ def test_a_fresh_clone_grades_the_demo_class_each_student_in_the_workbooks_they_
     assert graded == handed_in          # the marks themselves: test_demo_class.py
 
 
-FORMULA = '=HYPERLINK("https:"&A9,"marks")'       # a spreadsheet runs it; it could send other rows away
+FORMULA = '=HYPERLINK(CONCAT(D3,J3),D9)'        # a spreadsheet runs it; it could send other rows away
 FORGER = 'eve\nnoughts_and_crosses,,2026-11-20 10:00:00,zoe,,,,12.0,0.0,12.0,12.0'     # a line break: zoe's row
+SCRIPTER = '<img src=x onerror=alert(1)>'          # formgrader's pages show a student id as it is
 
 
 def test_real_work_is_never_touched_and_an_assignment_nobody_handed_in_stops_nothing(tmp_path):
     """And folders named as the exchange lets a student name them: a formula, a comma, a line break (which had
-    stopped nbgrader for the whole class, and could forge another student's row in grades.csv)."""
+    stopped nbgrader for the whole class, and could forge another student's row in grades.csv), markup (which
+    formgrader's pages show as it is)."""
     course = copy_course(tmp_path / 'first-week', students=[])
-    for student in ('zoe', FORMULA, 'mal,lory', FORGER):   # real students; nobody has the second workbook
+    for student in ('zoe', FORMULA, 'mal,lory', FORGER, SCRIPTER):   # real students; nobody has the second workbook
         folder = course / 'submitted' / student / 'noughts_and_crosses'
         folder.mkdir(parents=True)
         shutil.copy(ROOT / 'release/noughts_and_crosses/noughts_and_crosses.ipynb', folder)
@@ -48,13 +50,14 @@ def test_real_work_is_never_touched_and_an_assignment_nobody_handed_in_stops_not
     assert {p: p.read_bytes() for p in (course / 'submitted').rglob('*') if p.is_file()} == before
     assert sum('No submissions yet for alpha_beta' in line for line in result.stdout.splitlines()) == 1
     assert f'submitted/{FORGER!r}/noughts_and_crosses is not graded' in result.stdout
+    assert f'submitted/{SCRIPTER!r}/noughts_and_crosses is not graded' in result.stdout
     assert (course / 'grades.csv').exists() and (course / 'reports' / 'noughts_and_crosses.html').exists()
     assert not (course / 'reports' / 'alpha_beta.html').exists()
     with open(course / 'grades.csv', newline='') as handle:
         rows = [(row['student_id'], row['score']) for row in csv.DictReader(handle)]
     assert {"'" + FORMULA, 'mal,lory', 'zoe'} <= {student for student, _ in rows}
     assert [score for student, score in rows if student == 'zoe'] == ['0.0']     # one row: hers
-    assert not any('\n' in student or student.startswith('=') for student, _ in rows)
+    assert not any('\n' in student or student.startswith('=') or '<' in student for student, _ in rows)
 
 
 def test_grades_csv_holds_nbgraders_values_each_in_its_own_column(graded_class, tmp_path):

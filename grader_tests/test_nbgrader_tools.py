@@ -222,8 +222,8 @@ def test_exchange_round_trip_gives_a_correct_student_full_marks_and_her_feedback
     assert not (course / 'submitted' / 'nesta' / ASSIGNMENT).exists()
     assert 'more than 10,000 files and folders: not collected' in log_of(collected)
     assert "zoe,,,,12.0\\nnew+noughts_and_crosses" in log_of(collected)       # named, escaped
-    assert 'no student id holds a control character' in log_of(collected)
-    assert sorted(p.name for p in (course / 'submitted').iterdir() if not p.name.isprintable()) == []
+    assert log_of(collected).count('a student id holds no control character') == 2
+    assert [p.name for p in (course / 'submitted').iterdir() if not p.name.isprintable() or '<' in p.name] == []
     assert not (course / 'submitted' / 'heaps' / ASSIGNMENT).exists()
     # A newer folder in zoe's name that is not collected (hers, or another student's) leaves her collected work.
     newer = course / 'exchange' / 'minimax' / 'inbound' / f'zoe+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+4c5d6e'
@@ -267,6 +267,9 @@ def plant_links_in_the_exchange(course):
     forger = inbound / f'zoe,,,,12.0\nnew+{ASSIGNMENT}+{when}+2e3f4a'     # a line break had stopped grading
     forger.mkdir()
     (forger / NOTEBOOK).write_text('{}')
+    scripter = inbound / f'<img src=x onerror=alert(1)>+{ASSIGNMENT}+{when}+3a4b5c'     # formgrader shows an id raw
+    scripter.mkdir()
+    (scripter / NOTEBOOK).write_text('{}')
     heaps = inbound / f'heaps+{ASSIGNMENT}+{when}+1f2e3d'
     heaps.mkdir()
     for number in range(10_001):

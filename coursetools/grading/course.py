@@ -131,9 +131,10 @@ def checks_modules(assignment) -> list:
 
 
 def is_student_id(name) -> bool:
-    """No student id holds a control character, and a line break in a folder's name stops nbgrader for the whole
-    class (its pattern for a submission's path does not match it)."""
-    return re.search(r'[\x00-\x1f\x7f-\x9f]', name) is None
+    """Whether a folder's name can be a student id: no id holds a control character (a line break stops nbgrader
+    for the whole class: its pattern for a submission's path does not match it) or markup (formgrader's pages show
+    an id as it is: `<img onerror=...>` would run in the instructor's browser)."""
+    return re.search(r'[\x00-\x1f\x7f-\x9f<>"`\\]', name) is None
 
 
 def _students_in(folder: Path, assignment) -> list:

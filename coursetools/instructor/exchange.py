@@ -7,7 +7,7 @@ submission that is itself a link, over nbgrader's size limit, or over `MAX_ENTRI
 past Python's recursion limit had stopped collect for everyone), is not collected. `nbgrader submit` copies what
 links point to, so an honest submission holds no link. A submission folder whose name holds no time nbgrader can
 read had stopped collect for the whole class; it is taken as its student's oldest. One whose student id holds a
-control character is not collected (a line break in one had stopped grading for the whole class). Each submission is looked at
+control character or markup is not collected (`is_student_id`: a line break had stopped grading for the whole class). Each submission is looked at
 before nbgrader touches `submitted/`, so one not collected never costs the copy collected before (`--update`).
 Set in nbgrader_config.py (`c.ExchangeFactory.collect`)."""
 import datetime
@@ -49,7 +49,7 @@ class CollectRegularFiles(ExchangeCollect):
             src = os.path.join(self.inbound_path, record['filename'])
             try:
                 if not is_student_id(record['username']):
-                    raise NotCollected('no student id holds a control character (nbgrader stops at a line break)')
+                    raise NotCollected('a student id holds no control character and none of < > " ` \\')
                 self._copy(src, None)
             except NotCollected as reason:
                 self.log.warning('%r: %s: not collected', src, reason)       # repr: a name may hold a line break

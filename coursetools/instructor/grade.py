@@ -276,8 +276,8 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     remarked = unchanged.to_remark(course, shown, selection, db)
     graded = list(selection)
     for assignment, folder in ((a, name) for a in wanted for name in course.not_students(a)):
-        print(f'submitted/{folder!r}/{assignment} is not graded: no student id holds a control character '
-              '(a line break in one stops nbgrader for the whole class). Rename the folder to the student\'s id.')
+        print(f'submitted/{folder!r}/{assignment} is not graded: a student id holds no control character and '
+              'none of < > " ` \\ (they stop nbgrader, or act in formgrader). Rename the folder to the student\'s id.')
     empty = [a for a in wanted if not course.students(a)]
     if empty:
         print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)
