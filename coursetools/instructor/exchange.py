@@ -7,9 +7,9 @@ submission that is itself a link, over nbgrader's size limit, or over `MAX_ENTRI
 past Python's recursion limit had stopped collect for everyone), is not collected. `nbgrader submit` copies what
 links point to, so an honest submission holds no link. A submission folder whose name holds no time nbgrader can
 read had stopped collect for the whole class; it is taken as its student's oldest. One whose student id holds a
-control character or markup is not collected (`is_student_id`: a line break had stopped grading for the whole class). Each submission is looked at
-before nbgrader touches `submitted/`, so one not collected never costs the copy collected before (`--update`).
-Set in nbgrader_config.py (`c.ExchangeFactory.collect`)."""
+control character or markup is not collected (`is_student_id`: a line break had stopped grading for the whole
+class). Each submission is looked at before nbgrader touches `submitted/`, so one not collected never costs the
+copy collected before (`--update`). Set in nbgrader_config.py (`c.ExchangeFactory.collect`)."""
 import datetime
 import os
 import stat
