@@ -15,6 +15,7 @@ from coursetools.instructor import roster
 
 A = 'noughts_and_crosses'
 CANVAS_NAME = 'Noughts and crosses (4321)'
+BEN = ('=1+2', '@SUM(A1)')      # first and last name as a spreadsheet would run them
 TERM = f"""
 c.Term.duedates = {{'{A}': '2026-11-20 17:00:00 UTC'}}
 c.Term.lms_names = {{'{A}': '{CANVAS_NAME}'}}
@@ -30,8 +31,11 @@ def read(path):
 @pytest.fixture(scope='module')
 def term(tmp_path_factory):
     """ada on time (12/12), cat an hour late (11 marks, lost to the penalty), lee two days late with a 48-hour
-    extension (on time: 11), zed (ada's answers) not in the roster; graded by `make grade`'s code path."""
+    extension (on time: 11), zed (ada's answers) not in the roster; graded by `make grade`'s code path. ben, who
+    handed nothing in, gave himself names that are formulas in the LMS the roster came from."""
     course = copy_course(tmp_path_factory.mktemp('term') / 'course', students=['ada', 'cat', 'lee'])
+    roster_file = course / 'roster.csv'
+    roster_file.write_text(roster_file.read_text().replace('ben,Ben,Okafor,', f'ben,{BEN[0]},{BEN[1]},'))
     with open(course / 'nbgrader_config.py', 'a') as config:
         config.write(TERM)
     (course / 'submitted' / 'cat' / A / 'timestamp.txt').write_text('2026-11-20 18:00:00.000000 UTC\n')
@@ -65,6 +69,7 @@ def test_grades_csv_takes_the_late_penalty_off(term):
             for s, r in rows.items() if s in ('ada', 'cat', 'lee', 'zed')} == {
         'ada': (12, 0, 12), 'cat': (11, 11, 0), 'lee': (11, 0, 11), 'zed': (12, 0, 12)}
     assert rows['cat']['last_name'] == 'Nguyen' and rows['pam']['score'] == '0.0'     # in the roster, no submission
+    assert (rows['ben']['first_name'], rows['ben']['last_name']) == ("'=1+2", "'@SUM(A1)")
 
 
 @needs_sandbox
@@ -82,6 +87,7 @@ def test_canvas_file_follows_the_gradebook_import_rules(term):
     assert by_name['Byron, Ada'] == ['Byron, Ada', '5101', 'S2026001', 'abyron', 'Monday lab', '12']
     assert by_name['Nguyen, Cat'][5] == '0' and by_name['Fischer, Lee'][5] == '11'
     assert by_name['García, Jr, Oli'][1] == '5115'                      # a comma in a name survives the quoting
+    assert by_name["'@SUM(A1), =1+2"][1] == '5102'                     # ben's names, never run as a formula
     assert [row[0] for row in students] == sorted((row[0] for row in students), key=str.lower)
     assert not any('zed' in cell for row in rows for cell in row)
     assert 'not in the roster, so left out of them: zed' in result.stdout
@@ -98,6 +104,7 @@ def test_moodle_file_follows_the_grade_import_rules(term):
     assert students['ada.byron@example.org'] == ['Ada', 'Byron', 'S2026001', 'ada.byron@example.org', '12']
     assert students['cat.nguyen@example.org'][4] == '0' and students['lee.fischer@example.org'][4] == '11'
     assert students['kim.obrien@example.org'][1] == "O'Brien"
+    assert students['ben.okafor@example.org'][:2] == ["'=1+2", "'@SUM(A1)"]
     assert not any('zed' in cell for row in rows for cell in row)
 
 

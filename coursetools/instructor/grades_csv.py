@@ -6,7 +6,8 @@ starts with `=` was a formula that a spreadsheet runs when the instructor opens 
 other rows away). Here a value holding a comma, a quote or a line break is quoted, and a text value that starts as a
 formula does (`=`, `+`, `-`, `@`, a tab, a carriage return) starts with an apostrophe instead. An ordinary class
 gets exactly nbgrader's file. Set in nbgrader_config.py (`c.ExportApp.plugin_class`), so `make grade` and
-`nbgrader export` both write it.
+`nbgrader export` both write it. The LMS grade files write names the same way (`roster`): a roster downloaded from
+an LMS holds the names students gave themselves there.
 """
 import csv
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from traitlets import Dict, Unicode
 from traitlets.config import LoggingConfigurable
 
+from coursetools.instructor.grades_csv import cell as defused
+
 COLUMNS = ('student_id', 'first_name', 'last_name', 'email', 'lms_user_id', 'sis_user_id', 'sis_login_id',
            'section', 'extension_hours')
 CANVAS_COLUMNS = ['Student', 'ID', 'SIS User ID', 'SIS Login ID', 'Section']
@@ -161,22 +163,23 @@ def _number(value):
 
 def canvas_rows(assignment, column, graded, maximum, roster):
     """The Canvas gradebook import: a header, the "Points Possible" row Canvas's own export has, and one row per
-    roster student (graded or not: nbgrader counts a missing submission as 0)."""
+    roster student (graded or not: nbgrader counts a missing submission as 0). Names are written as grades.csv
+    writes them (`grades_csv.cell`: none a spreadsheet would run as a formula); ids as they are."""
     rows = [CANVAS_COLUMNS + [column], ['    Points Possible', '', '', '', ''] + [_number(maximum)]]
     for entry in sorted(roster.values(), key=lambda e: (e.last_name.lower(), e.first_name.lower(), e.student_id)):
         name = f'{entry.last_name}, {entry.first_name}' if entry.last_name else entry.first_name or entry.student_id
-        rows.append([name, entry.lms_user_id, entry.sis_user_id, entry.sis_login_id, entry.section,
+        rows.append([defused(name), entry.lms_user_id, entry.sis_user_id, entry.sis_login_id, entry.section,
                      _number(graded.get(entry.student_id, 0.0))])
     return rows
 
 
 def moodle_rows(assignment, column, graded, roster):
     """The Moodle grade import: a header, one row per roster student with an email address or ID number (Moodle
-    stops the whole import at a row whose user it cannot find), keyed by both."""
+    stops the whole import at a row whose user it cannot find), keyed by both; names as in `canvas_rows`."""
     rows = [MOODLE_COLUMNS + [column]]
     for entry in sorted(roster.values(), key=lambda e: e.student_id):
         if entry.email or entry.sis_user_id:
-            rows.append([entry.first_name, entry.last_name, entry.sis_user_id, entry.email,
+            rows.append([defused(entry.first_name), defused(entry.last_name), entry.sis_user_id, entry.email,
                          _number(graded.get(entry.student_id, 0.0))])
     return rows
 
