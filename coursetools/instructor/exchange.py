@@ -52,7 +52,7 @@ class CollectRegularFiles(ExchangeCollect):
                     raise NotCollected('a student id holds no control character and none of < > " ` \\')
                 self._copy(src, None)
             except NotCollected as reason:
-                self.log.warning('%r: %s: not collected', src, reason)       # repr: a name may hold a line break
+                self._not_collected(src, reason)
                 self.src_records.remove(record)
         super().copy_files()
 
@@ -64,9 +64,12 @@ class CollectRegularFiles(ExchangeCollect):
             try:
                 self._copy(src, copied)
             except NotCollected as reason:        # changed since the first look
-                self.log.warning('%s: %s: not collected', src, reason)
+                self._not_collected(src, reason)
                 return
             super().do_copy(copied, dest, log)
+
+    def _not_collected(self, src, reason):
+        self.log.warning('%r: %s: not collected', src, reason)       # repr: a name may hold a line break
 
     def _copy(self, src, target):
         """Copy the submission folder `src` to `target`, or only look at it if `target` is None."""
