@@ -104,15 +104,15 @@ def test_an_error_arrives_with_the_students_traceback_and_nothing_of_the_grader(
     assert type(error).__name__ == 'IndexError' and isinstance(error, answers.StudentError)
 
 
-def given_to_the_kernel(name):
+def given_to_the_kernel(name, own=None):
     """`name` as the kernel gets it while another function is tested: the agent's lookup in the checker's table
-    (sent as JSON text, values only)."""
+    (sent as JSON text, values only); `own`: the student's own function of that name (its parameters' names)."""
     reference, arguments = alpha_beta.KERNEL_ANSWERS[name]
     text = checker_plan.answer_table(reference, arguments)
     table = json.loads(text)
     assert all(isinstance(value, str) for value in table.values())
     assert 'def ' not in text and 'lambda' not in text and 'return' not in text
-    return kernel_agent._answering(name, table)
+    return kernel_agent._answering(name, table, own or reference)
 
 
 def test_the_answers_the_kernel_may_use_agree_with_the_oracle_for_every_shape_of_board():
@@ -138,12 +138,23 @@ def test_a_given_function_returns_a_fresh_value_and_refuses_what_it_has_no_answe
     first.clear()                                           # a caller that changes the list it got
     assert len(moves(oracle.EMPTY_BOARD)) == 9
     play = given_to_the_kernel('play')
-    with pytest.raises(LookupError, match='has no answer'):
+    with pytest.raises(LookupError, match='no game reaches this.*moved twice'):
         play((('x', 'x', 'x'), ('x', 'x', 'x'), ('x', 'x', ' ')), 2, 2, 'o')     # a position no game reaches
     with pytest.raises(LookupError):
         moves([[1, 2, 3]])
     board = (('x', 'o', ' '), (' ', 'x', ' '), (' ', ' ', ' '))         # a search that undoes a move
     assert play(board, 1, 1, ' ') == (('x', 'o', ' '), (' ', ' ', ' '), (' ', ' ', ' '))
+
+
+def test_a_given_function_takes_arguments_by_keyword_as_the_students_own_function_names_them():
+    def play(board, r, c, mark='x'):
+        raise AssertionError('the given play answers, not this one')
+
+    given = given_to_the_kernel('play', own=play)
+    assert given(oracle.EMPTY_BOARD, c=2, r=0) == given(oracle.EMPTY_BOARD, 0, 2, 'x') == oracle.place(
+        oracle.EMPTY_BOARD, 0, 2, 'x')
+    with pytest.raises(TypeError, match="argument: 'r'"):
+        given(oracle.EMPTY_BOARD, row=0, c=2)
 
 
 def test_only_what_a_task_needs_is_given_to_the_kernel():

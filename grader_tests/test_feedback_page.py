@@ -56,7 +56,10 @@ def sly():
 ACTING = ('<script>window.acted = 1</script><img src="x" onerror="window.acted = 2">'
           '<a href="javascript:window.acted = 3">here</a>')
 DISPLAY = (f'\n\nfrom IPython.display import HTML, Javascript, display\ndisplay(HTML({ACTING!r}))\n'
-           "display(Javascript('window.acted = 4'))\n")
+           "display(Javascript('window.acted = 4'))\n"
+           # pages write an image's width and height into its tag unquoted
+           "display({'image/png': 'AAAA'}, raw=True, metadata={'image/png': {'width': '1 onerror=window.acted=5', "
+           "'height': 40, 'alt': 'x'}})\n")
 MARKDOWN = f'## My notes\n\n| board | value |\n|---|---|\n| empty | 0 |\n\n{ACTING}'
 
 
@@ -268,5 +271,9 @@ def test_what_a_student_wrote_or_displayed_keeps_its_form_and_never_acts(feedbac
     assert soup.find('td', string='empty') and soup.find('th', string='value')
     # shown as text three times: in the markdown, in what the cell displayed, in the cell's code
     assert soup.get_text().count('<script>window.acted = 1</script>') == 3
+    # formgrader's pages are drawn from the graded notebook: of an output's metadata, only sizes that are numbers
+    graded = nbformat.read(feedback_class / 'autograded' / 'scripter' / ASSIGNMENT / NOTEBOOK, as_version=4)
+    assert [output.metadata for cell in graded.cells for output in cell.get('outputs', [])
+            if 'image/png' in output.get('data', {})] == [{'image/png': {'height': 40}}]
     db = 'sqlite:///' + str(feedback_class / 'gradebook.db')
     assert marks.marks_by_cell(db, ASSIGNMENT, 'scripter') == marks.marks_by_cell(db, ASSIGNMENT, 'ada')

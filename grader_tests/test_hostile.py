@@ -71,6 +71,19 @@ if os.fork() == 0:
 time.sleep(0.5)
 '''
 
+# A folder 3,000 levels deep where the next student's kernel starts, and another in /tmp: Python's own tree walks
+# (shutil.rmtree, os.walk) stop at about 1,000 with RecursionError, which had stopped `make grade` for the class.
+BURROW = '''
+import os as _os
+_here = _os.getcwd()
+for _place in (_here, '/tmp'):
+    _os.chdir(_place)
+    for _ in range(3000):
+        _os.mkdir('deep')
+        _os.chdir('deep')
+_os.chdir(_here)
+'''
+
 HIDE_ERRORS = '''
 import sys
 import IPython
@@ -207,6 +220,7 @@ CATALOGUE = {
     'ada': (lambda: filled(*ada()), (1, 3, 2, 1, 3, 2), None),
     'escaper': (lambda: filled(*prepend('print_state', ESCAPE)), (1, 3, 2, 1, 3, 2), None),
     'forker': (lambda: filled(*prepend('print_state', FORK)), (1, 3, 2, 1, 3, 2), None),
+    'burrower': (lambda: filled(*prepend('print_state', BURROW)), (1, 3, 2, 1, 3, 2), None),
     'exiter': (lambda: filled(*exits_on_a_full_board()), (1, 3, 2, 0, 3, 2), None),
     'hog': (lambda: filled(*replace('moves', '    result = []\n',
                                     "    result = []\n    if state == EMPTY_BOARD:\n"
@@ -746,7 +760,7 @@ def test_feedback_shows_messages_but_not_hidden_tests(hostile_class):
 def test_sequential_grading_gives_honest_notebooks_their_marks_and_cannot_be_forged_either(tmp_path):
     """`--sequential` is plain `nbgrader autograde` with the course's config: honest notebooks get the marks of a
     parallel run, and its test cells are judged by the trusted checker too."""
-    hostile, honest = ('transformer', 'liar', 'patcher', 'recorder'), ('dan', 'max')
+    hostile, honest = ('transformer', 'liar', 'patcher', 'recorder', 'burrower'), ('dan', 'max')
     course = copy_course(tmp_path / 'course', students=honest)
     for student in hostile:
         write_student(course, student, CATALOGUE[student][0]())

@@ -209,9 +209,9 @@ def alphabeta_moves(alphabeta):
 
 def alphabeta_prunes(alphabeta):
     plain = oracle.search_tree_size(oracle.EMPTY_BOARD, 'x')
-    (*_, calls_made), = _searched(alphabeta, [oracle.EMPTY_BOARD])
-    assert calls_made < plain / 2, (
-        f'From the empty board alphabeta visited {calls_made} positions, but a plain minimax visits {plain}: it '
+    (*_, from_empty), = _searched(alphabeta, [oracle.EMPTY_BOARD])
+    assert from_empty < plain / 2, (
+        f'From the empty board alphabeta visited {from_empty} positions, but a plain minimax visits {plain}: it '
         f'should prune most of them. Does it stop trying moves once alpha >= beta, and pass the narrowed window '
         f'(alpha, beta) to its recursive calls? (Recursive calls must be alphabeta(...) by name to be counted.)')
     # Counts alone would pass a stub, which visits one position: a search that never prunes has failed above,
@@ -224,6 +224,7 @@ def alphabeta_prunes(alphabeta):
         assert calls_made <= most, (
             f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions, more than the {most} a '
             f'plain minimax visits from\n{picture(board)}')
+    assert from_empty > 1, 'alphabeta was called once: its recursion must call alphabeta(...) by name to be counted'
 
 
 def alphabeta_count(alphabeta):
@@ -259,6 +260,7 @@ def score_memo_table(score_memo):
         f'After score_memo(EMPTY_BOARD, "x", known) the dictionary known holds {len(known)} entries; it should '
         f'hold one for each of the {len(oracle.reachable_positions())} positions the search reaches (finished '
         f'ones included). Store every answer in the dictionary you are given, not in a global one.')
+    assert calls_made > 1, 'score_memo was called once: its recursion must call score_memo(...) by name to be counted'
     assert calls_made <= 16168, (
         f'score_memo was called {calls_made} times from the empty board; looking each position up in known before '
         f'searching it needs at most 16,168 calls (one per move between the 5,478 positions, plus the first).')

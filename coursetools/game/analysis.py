@@ -62,9 +62,7 @@ def open_lines(board, mark):
 def evaluation(board):
     """score_end for a finished board, otherwise (open lines for x - open lines for o) / 10."""
     end = oracle.outcome(board)
-    if end is not None:
-        return end
-    return (open_lines(board, 'x') - open_lines(board, 'o')) / 10
+    return end if end is not None else (open_lines(board, 'x') - open_lines(board, 'o')) / 10
 
 
 def depth_value(board, player, depth):

@@ -105,9 +105,7 @@ class Course:
         import coursetools
         imported = Path(coursetools.__file__).resolve().parent
         own = self.root / 'coursetools'
-        if (own / '__init__.py').is_file() and own.resolve() != imported:
-            return imported.parent
-        return None
+        return imported.parent if (own / '__init__.py').is_file() and own.resolve() != imported else None
 
 
 #: modules of coursetools/checks that serve every assignment's checks rather than being one assignment's
@@ -139,6 +137,4 @@ def is_student_id(name) -> bool:
 
 def _students_in(folder: Path, assignment) -> list:
     """The student folders in `folder` (submitted/, autograded/) that hold `assignment`."""
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())
+    return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir()) if folder.is_dir() else []

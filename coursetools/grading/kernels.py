@@ -28,7 +28,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any as AnyTrait
 
 from coursetools.sandbox import bubblewrap as sbx
-from coursetools.sandbox.workdir import chown_tree, copy_submission, special_files
+from coursetools.sandbox.workdir import chown_tree, copy_submission, remove_tree, special_files
 
 _serial = itertools.count(1)
 
@@ -107,7 +107,7 @@ class ColdKernels:
 
     async def finish(self, place: KernelPlace) -> None:
         """The notebook is done and its kernels are stopped."""
-        await asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, place.scratch, True)
+        await asyncio.get_running_loop().run_in_executor(None, remove_tree, place.scratch)
 
     def close(self) -> None:
         """The end of a grading run."""
@@ -198,7 +198,7 @@ class ForkedKernels(ColdKernels):
         with self.lock:
             if self.server is not None:
                 self.server.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_tree(self.scratch)
 
 
 def _copy_into(submission: str, folder: str, uid: Optional[int]) -> None:

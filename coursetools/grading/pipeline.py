@@ -21,6 +21,7 @@ machinery (`coursetools.judge.tampering`). `finish` writes them into the autogra
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -235,10 +236,8 @@ class Pipeline:
         from nbgrader.api import Gradebook, MissingEntry
         self.discard(submission)
         with Gradebook(self.app.coursedir.db_url) as gradebook:
-            try:
+            with contextlib.suppress(MissingEntry):
                 gradebook.remove_submission(submission.assignment, submission.student)
-            except MissingEntry:
-                pass
 
 
 @dataclass

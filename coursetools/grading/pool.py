@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import stat
 import tempfile
 import threading
@@ -31,6 +30,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
 from coursetools.grading.kernels import SOCKET_ROOM
 from coursetools.judge.checker_host import CheckerError
+from coursetools.sandbox.workdir import remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ class Slot:
         self.started.wait(120)
         began, arrived = time.perf_counter(), time.time()
         folder = os.path.join(self.scratch, 'job', job.run.folder_name)
-        shutil.rmtree(os.path.dirname(folder), ignore_errors=True)
+        remove_tree(os.path.dirname(folder))
         os.makedirs(folder)
         materialize(job.files, folder)
         resources = dict(job.resources, metadata=dict(job.resources.get('metadata') or {}, path=folder),
@@ -208,7 +208,7 @@ class Slot:
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            remove_tree(self.scratch)
 
 
 class GradingSlots(WorkerPlugin):
@@ -299,6 +299,8 @@ def run_job(job: ExecutionJob) -> ExecutionResult:
         return slot.execute(job)
     except WorkerFault as fault:
         raise WorkerFault(f'{_withdraw()}: {fault}') from None
+    except Exception as error:          # this notebook's alone, told as text: Dask could not send some errors back
+        raise RuntimeError(f'{type(error).__name__}: {error}'[:2000]) from None
     finally:
         slots.release(slot)
 

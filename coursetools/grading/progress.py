@@ -1,5 +1,6 @@
 """Progress of a grading run on the terminal: a one-line bar with count, percentage and ETA, status lines for
 students who need attention, and how long each phase of `make grade` took."""
+import contextlib
 import os
 import re
 import shutil
@@ -36,11 +37,9 @@ class Progress:
         self.draw()
 
     def _write(self, s: str) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):
             self.stream.write(s)
             self.stream.flush()
-        except (OSError, ValueError):
-            pass
 
     def eta(self) -> Optional[float]:
         if self.done == 0 or self.done >= self.total:

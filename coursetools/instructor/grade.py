@@ -27,6 +27,7 @@ from coursetools.instructor import commands, democlass, marks, preflight, repair
 from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
 from coursetools.sandbox import bubblewrap as sandbox
+from coursetools.sandbox.workdir import remove_tree
 from coursetools.grading.course import Course
 from coursetools.grading.run import NoWorkerCanGrade
 from coursetools.grading.progress import Phases, printable
@@ -378,7 +379,7 @@ def main(argv=None):
               '`make grade` again grades the rest (then feedback, grades.csv and the reports).', file=sys.stderr)
         raise SystemExit(130) from None
     finally:
-        shutil.rmtree(run_folder, ignore_errors=True)
+        remove_tree(run_folder)
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,

@@ -7,6 +7,7 @@ everything arrives as a refusal, and a subclass of a plain type (a `str` subclas
 instance of a class made here with the same name and no methods of its own, holding what the value really
 held. Its comparisons are the base type's.
 """
+import contextlib
 import json
 import keyword
 
@@ -153,11 +154,9 @@ def still_running(name, text, lines=12):
     """The end of a timeout's first line, then the first lines the stopped call of `name` printed, read from the
     kernel's answer to the interrupt when it gave one: what a student needs to recognise a loop that never ends."""
     printed = ''
-    try:
+    with contextlib.suppress(Exception):       # no answer, or not one to read: the timeout is told without it
         last = decode(text)['results'][-1]['!']
         printed = last['printed'] if isinstance(last.get('printed'), str) else ''
-    except Exception:       # no answer, or not one to read: the timeout is told without it
-        pass
     said = f': {name} was still running (a loop that never ends?).'
     shown = [line[:200] for line in printed.splitlines() if line.strip()][:lines]
     if shown:

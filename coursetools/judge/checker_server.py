@@ -1,6 +1,7 @@
 """The checker's process: warm up the checks once, then fork one session per notebook, each under its own
 CPU-time and memory limits, so that nothing one notebook's answers reached serves another.
 """
+import contextlib
 import os
 import resource
 import select
@@ -29,19 +30,15 @@ def _over_cpu_time(signum, frame):
 def _limit_cpu_for_a_cell():
     used = resource.getrusage(resource.RUSAGE_SELF)
     spent = int(used.ru_utime + used.ru_stime) + 1
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_CPU, (spent + CPU_SECONDS_PER_CELL, spent + CPU_SECONDS_PER_CELL + 10))
-    except (ValueError, OSError):
-        pass
 
 
 def _limit_memory():
-    try:
+    with contextlib.suppress(ValueError, OSError):
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(MEMORY_BYTES, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):
-        pass
 
 
 # --- the process ------------------------------------------------------------------------------------------------

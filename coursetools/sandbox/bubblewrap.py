@@ -143,9 +143,7 @@ def hidden_paths() -> list[str]:
 def pick_sandbox_uid() -> Optional[int]:
     """A throw-away uid for the kernel when we are root (so RLIMIT_NPROC counts only its
     own processes and it owns nothing on the host); ``None`` when not root."""
-    if os.geteuid() != 0:
-        return None
-    return 200_000 + secrets.randbelow(1_000_000)
+    return 200_000 + secrets.randbelow(1_000_000) if os.geteuid() == 0 else None
 
 
 @dataclass

@@ -1,24 +1,24 @@
 """The grader's helper inside a student's kernel: it calls one of the notebook's functions and sends back what
-the function returned and printed, as plain data. Never imported in the kernel: the grader sends this text once
-per kernel (the module `_course_grader`, with a comm target; a call is one comm message each way). The kernel is
-the student's process, so nothing here decides a mark; the checker reads its answers as untrusted data. A request
-(JSON) asks for one function to be called on a list of argument tuples, optionally while
-* `replace`: other global names answer from tables of correct answers sent by the checker (values, never code);
-  a kernel without a table asks for it (`need_tables`),
+it returned and printed, as plain data. The grader sends this text once per kernel (module `_course_grader`, a comm
+target; a call is one message each way). Nothing here decides a mark: the checker reads its answers as untrusted.
+A request asks for one function to be called on a list of argument tuples, optionally while
+* `replace`: other global names answer from tables of correct answers the checker sent (values, never code),
 * `memoize`: the global names listed remember their answers (a slow search runs once per position),
 * `record`: calls of the global names listed are recorded (the boards `perfect_game` passed to `print_state`),
 * `count`: calls of the function through its own global name are counted (its recursion).
 Everything is put back before the answer is sent."""
 import contextlib
+import inspect
 import io
 import json
 import math
+import numbers
 import sys
 import traceback
 
 TARGET = 'course_grader'
 FILENAME = '<course grader>'
-PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints
+PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints: its first and last half
 MAX_NODES = 3_000_000               # values in one answer
 _PLAIN = (int, float, str, tuple, list, set, frozenset, dict)
 _SCALARS = frozenset((str, int, bool))
@@ -32,8 +32,6 @@ _last_cell = [None]
 class Refused(Exception):
     """A value that is not plain data (numbers, strings, and tuples, lists, sets or dicts of them)."""
 
-
-# --- plain data, as JSON ------------------------------------------------------------------------------------
 
 def encode(value, budget):
     """`value` as JSON-ready data, with tuples, sets, dicts and non-finite floats tagged; numpy values become
@@ -63,6 +61,9 @@ def encode(value, budget):
     for base in _PLAIN:
         if issubclass(kind, base):
             return {'sub': kind.__name__, 'of': base.__name__, 'v': encode(_as_base(value, base), budget)}
+    if isinstance(value, numbers.Number) and not isinstance(value, complex):      # Fraction, Decimal
+        with contextlib.suppress(Exception):
+            return float(value)
     raise Refused(kind.__name__)
 
 
@@ -97,20 +98,12 @@ def _as_base(value, base):
 _BASE_READERS = {int: int.__int__, float: float.__float__, str: str.__str__, dict: lambda v: dict(dict.items(v))}
 
 
-def decode(data):
-    """The arguments of a request: JSON with the tags `encode` writes."""
-    return _DECODER.decode(data)
-
-
 def _untag(obj):
     if len(obj) == 1:
         (tag, items), = obj.items()
         if tag in _UNTAG:
             return _UNTAG[tag](items)
     return obj
-
-
-_DECODER = json.JSONDecoder(object_hook=_untag)
 
 
 def table_key(arguments):
@@ -141,9 +134,8 @@ class _Shared:
 
 _UNTAG = {'t': tuple, 'g': lambda rows: tuple(map(tuple, rows)), 's': set, 'fs': frozenset, 'f': float,
           'd': lambda items: {tuple(k) if isinstance(k, list) else k: v for k, v in items}, 'shared': _Shared}
+decode = json.JSONDecoder(object_hook=_untag).decode        # JSON with the tags `encode` writes
 
-
-# --- one request ----------------------------------------------------------------------------------------------
 
 def install():
     """Register the comm target the grader opens (once per kernel)."""
@@ -151,9 +143,7 @@ def install():
     shell = get_ipython()
 
     def opened(comm, open_message):
-        @comm.on_msg
-        def handle(message):
-            comm.send({'answer': answer(shell.user_ns, message['content']['data']['request'])})
+        comm.on_msg(lambda message: comm.send({'answer': answer(shell.user_ns, message['content']['data']['request'])}))
 
     shell.kernel.comm_manager.register_target(TARGET, opened)
 
@@ -188,7 +178,6 @@ def serve(user_ns, request):
         for memoized in request.get('memoize', {}):
             with contextlib.suppress(Exception):
                 user_ns.get(memoized).cache_clear()
-    shared = _shared
     saved = {}
     printed = stdout = None
     records = {record: [] for record in request.get('record', ())}
@@ -202,17 +191,17 @@ def serve(user_ns, request):
 
     try:
         for replaced in request.get('replace', ()):
-            bind(replaced, lambda own, replaced=replaced: _answering(replaced, _tables[replaced]), always=True)
+            bind(replaced, lambda own, replaced=replaced: _answering(replaced, _tables[replaced], own), always=True)
         for memoized, mode in request.get('memoize', {}).items():
             bind(memoized, lambda own, memoized=memoized, mode=mode: _memoizing(memoized, mode, own))
         for recorded, calls in records.items():
-            bind(recorded, lambda own, calls=calls: _recording(own, calls))
+            bind(recorded, lambda own, calls=calls: _watching(own, lambda arguments: calls.append(_noted(arguments))))
         if request.get('count'):
-            bind(name, lambda own: _counting(own, counter))
+            bind(name, lambda own: _watching(own, lambda _: counter.__setitem__(0, counter[0] + 1)))
         target = user_ns[name]
         results, interrupted, stdout, printed = [], False, sys.stdout, _Printed()
         for arguments in request['calls']:
-            arguments = [shared.setdefault(argument.name, {'dict': dict, 'list': list, 'set': set}[argument.kind]())
+            arguments = [_shared.setdefault(argument.name, {'dict': dict, 'list': list, 'set': set}[argument.kind]())
                          if isinstance(argument, _Shared) else argument for argument in arguments]
             counter[0] = 0
             for calls in records.values():
@@ -238,7 +227,7 @@ def serve(user_ns, request):
                 user_ns[restored] = value
     reply = {'results': results, 'interrupted': interrupted}
     if request.get('want_shared'):
-        reply['shared'] = {key: _encode_or_none(value) for key, value in shared.items()}
+        reply['shared'] = {key: _encode_or_none(value) for key, value in _shared.items()}
     return reply
 
 
@@ -281,46 +270,51 @@ def _encode_or_none(value):
 
 
 class _Printed(io.TextIOBase):
-    """stdout while the calls of a request run: what each call prints, up to PRINTED_LIMIT characters."""
+    """stdout while the calls of a request run: of what a call prints, the first and last PRINTED_LIMIT / 2
+    characters (a result announced after pages of debugging output is still read)."""
+    half = PRINTED_LIMIT // 2
 
     def start(self):
-        self.parts, self.size, self.cut = [], 0, False
+        self.head, self.tail, self.size, self.in_tail = [], [], 0, 0
 
     def write(self, text):
         text = str(text)
-        kept = text[:max(PRINTED_LIMIT - self.size, 0)]
-        self.cut = self.cut or len(kept) < len(text)
-        self.size += len(kept)
-        self.parts.append(kept)
-        return len(kept)
+        head = text[:max(self.half - self.size, 0)]
+        self.head.append(head)
+        self.tail.append(text[len(head):])
+        self.size, self.in_tail = self.size + len(text), self.in_tail + len(text) - len(head)
+        if self.in_tail > 4 * self.half:
+            self.tail, self.in_tail = [''.join(self.tail)[-self.half:]], self.half
+        return len(text)
 
     def writable(self):
         return True
 
     def text(self):
-        return ''.join(self.parts) + ('\n[output cut by the grader]\n' if self.cut else '')
+        head, tail = ''.join(self.head), ''.join(self.tail)[-self.half:]
+        cut = self.size - len(head) - len(tail)
+        return head + ('\n[%d characters cut by the grader]\n' % cut if cut else '') + tail
 
-
-# --- wrappers installed while a request runs ------------------------------------------------------------------
 
 class NotInTable(LookupError):
     """A call of a function the course gave for this test, on arguments it has no answer for."""
 
 
-def _answering(name, table):
+def _answering(name, table, own):
     """Stands for `name` while another function is tested: answers come from the checker's table, each decoded
     once (the table keeps it, also under the arguments themselves), a fresh value for every call where a caller
-    could change it (a list)."""
-    def answering(*arguments):
-        try:
-            return table[arguments]()       # asked before with these very arguments
-        except (KeyError, TypeError):       # not yet, or arguments that cannot be a key (lists)
-            pass
-        key = table_key(arguments)
+    could change it (a list). Arguments by keyword go where the student's own `name` takes them."""
+    def answering(*arguments, **keywords):
+        if keywords:
+            arguments, keywords = _in_order(own, arguments, keywords)
+        with contextlib.suppress(KeyError, TypeError):      # not asked yet, or arguments no key can hold (lists)
+            return table[arguments]()                       # asked before with these very arguments
+        key = table_key(arguments) if not keywords else None
         answer = table.get(key) if key is not None else None
         if answer is None:
-            raise NotInTable('%s was given by the grader for this test and has no answer for %s: it answers '
-                             'for positions a game can reach' % (name, ', '.join(map(repr, arguments))))
+            raise NotInTable('%s(%s): no game reaches this. The grader gives a correct %s for this test, which '
+                             'answers for every position of a real game, so the search that asked has left them '
+                             '(has the same player moved twice?)' % (name, ', '.join(map(repr, arguments)), name))
         if type(answer) is str:
             answer = table[key] = _again(decode(answer), answer)
         with contextlib.suppress(TypeError):
@@ -342,22 +336,30 @@ def _unchangeable(value):
 
 
 def _memoizing(name, mode, function):
-    kept = _memos.get((name, mode))
-    if kept is None or kept[0] is not function:
-        kept = _memos[name, mode] = (function, {})
-    cache = kept[1]
+    if _memos.get((name, mode), (None,))[0] is not function:
+        _memos[name, mode] = (function, {})
+    cache = _memos[name, mode][1]
 
-    def remembering(*arguments):
-        key = _key(arguments)
+    def remembering(*arguments, **keywords):
+        if keywords:
+            arguments, keywords = _in_order(function, arguments, keywords)
+        key = _key(arguments + tuple(keywords.items()))
         if key is None:
-            return function(*arguments)
+            return function(*arguments, **keywords)
         if key not in cache:
-            cache[key] = function(*arguments)
+            cache[key] = function(*arguments, **keywords)
         return cache[key]
 
     remembering.__wrapped__ = function
     remembering.__name__ = getattr(function, '__name__', name)
     return remembering
+
+
+def _in_order(function, arguments, keywords):
+    """A call's arguments where the function's own parameters take them: (positional, keyword-only)."""
+    bound = inspect.signature(function).bind(*arguments, **keywords)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def _key(arguments):
@@ -379,22 +381,18 @@ def frozen(value):
     return value
 
 
-def _recording(function, calls):
-    def recorded(*arguments):
-        try:
-            calls.append([encode(argument, [10_000]) for argument in arguments])
-        except (Refused, RecursionError) as refused:
-            calls.append({'refused': str(refused)})
-        return function(*arguments)
-
-    recorded.__wrapped__ = function
-    return recorded
-
-
-def _counting(function, counter):
-    def counted(*arguments, **keywords):
-        counter[0] += 1
+def _watching(function, note):
+    """`function`, calling `note` with its arguments first (to count or record its calls)."""
+    def watched(*arguments, **keywords):
+        note(arguments + tuple(keywords.values()))
         return function(*arguments, **keywords)
 
-    counted.__wrapped__ = function
-    return counted
+    watched.__wrapped__ = function
+    return watched
+
+
+def _noted(arguments):
+    try:
+        return [encode(argument, [10_000]) for argument in arguments]
+    except (Refused, RecursionError) as refused:
+        return {'refused': str(refused)}
