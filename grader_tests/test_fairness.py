@@ -12,7 +12,7 @@ from coursetools.instructor import democlass
 from coursetools.instructor import marks
 
 HERE = ROOT / 'grader_tests' / 'fairness'
-STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen'), 'alpha_beta': ('kay', 'ali')}
+STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen', 'las'), 'alpha_beta': ('kay', 'ali')}
 WRITTEN = 'perfect_opponent'        # alpha_beta's written answer, marked by hand
 
 
@@ -79,6 +79,11 @@ def test_a_full_board_taken_for_a_draw_before_its_lines_costs_score_end_alone(lo
 
 
 @needs_sandbox
+def test_a_game_that_never_prints_its_last_board_costs_that_cell_alone(lost):
+    assert lost['noughts_and_crosses', 'las'] == {'perfect_game-boards': 1}
+
+
+@needs_sandbox
 def test_a_search_through_an_inner_helper_loses_only_the_cells_that_count_its_calls(lost):
     assert lost['alpha_beta', 'ali'] == {'alphabeta-prunes': 1, 'alphabeta-count': 1, 'score_memo-table': 1}
 
@@ -94,6 +99,8 @@ def test_the_visible_tests_show_the_mistakes_the_hidden_ones_mark_down(tmp_path)
     fen = visible_failures(tmp_path, 'noughts_and_crosses', 'fen')
     last_square_wins = "('x', 'o', 'x'), ('o', 'x', 'o'), ('o', 'x', 'x')"
     assert 'score_end-diagonals' in fen and last_square_wins in fen['score_end-diagonals']
+    las = visible_failures(tmp_path, 'noughts_and_crosses', 'las')
+    assert list(las) == ['perfect_game-boards'] and 'up to the last one' in las['perfect_game-boards']
     ali = visible_failures(tmp_path, 'alpha_beta', 'ali')
     assert set(ali) == {'alphabeta-prunes', 'alphabeta-count', 'score_memo-table'}
     assert 'called once' in ali['alphabeta-prunes'] and 'called once' in ali['score_memo-table']
