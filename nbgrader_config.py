@@ -5,6 +5,7 @@ import sysconfig
 
 from coursetools.grading.autograde import HideHiddenTests, RestoreHiddenTests, SaveAutoGradesIgnoringStderr
 from coursetools.instructor.repair import ResolveDuplicateGradeIds, grade_renamed_notebooks
+from coursetools.instructor.safe_html import PlainOutputSizes
 from coursetools.grading.feedback_page import FeedbackPage
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, GetGrades,
                                     IgnorePattern, LimitOutput, OverwriteKernelspec)
@@ -63,8 +64,10 @@ c.SandboxedExecute.cpu_time_limit = 900              # CPU seconds per kernel
 c.SandboxedExecute.max_output_bytes = 1024 ** 2      # output kept per notebook; a print flood is cut
 
 # Autograde as nbgrader does, except in a sandbox and that output on stderr (a student's warnings.warn, logging) is not a failure.
+# An output keeps no metadata but an image's size as numbers: pages write it into the image's tag unquoted.
 c.Autograde.autograde_preprocessors = [
     SandboxedExecute,
+    PlainOutputSizes,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

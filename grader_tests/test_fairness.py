@@ -12,7 +12,7 @@ from coursetools.instructor import democlass
 from coursetools.instructor import marks
 
 HERE = ROOT / 'grader_tests' / 'fairness'
-STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen', 'las'), 'alpha_beta': ('kay', 'ali')}
+STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen', 'las', 'dic'), 'alpha_beta': ('kay', 'ali')}
 WRITTEN = 'perfect_opponent'        # alpha_beta's written answer, marked by hand
 
 
@@ -81,6 +81,16 @@ def test_a_full_board_taken_for_a_draw_before_its_lines_costs_score_end_alone(lo
 @needs_sandbox
 def test_a_game_that_never_prints_its_last_board_costs_that_cell_alone(lost):
     assert lost['noughts_and_crosses', 'las'] == {'perfect_game-boards': 1}
+
+
+@needs_sandbox
+@pytest.mark.xfail(strict=True, reason='known gap (docs/checks.md): the perfect game, run before score with the '
+                                       "student's own score_end, fills a dictionary memo that score's cells then read")
+def test_a_bug_costs_its_own_task_even_where_a_dictionary_of_answers_kept_what_it_caused(lost):
+    """dic's perfect game fills his score's dictionary through his buggy score_end; score's cells are given a
+    correct one, but read his dictionary."""
+    assert 'score_end-diagonals' in lost['noughts_and_crosses', 'dic']
+    assert not [cell for cell in lost['noughts_and_crosses', 'dic'] if cell.startswith('score-')]
 
 
 @needs_sandbox

@@ -8,14 +8,6 @@ from coursetools.grading.channel import cap_error, error_output, mb
 OUTPUT_OVERHEAD = 100       # bytes of notebook an output costs besides what it holds (about 130, measured)
 
 
-def plain_sizes(metadata) -> dict:
-    """Of an output's metadata, only the sizes that are whole numbers: the pages that show a notebook (feedback,
-    formgrader) write an image's width and height into its tag unquoted, so `1 onerror=...` would act there."""
-    return {mime: {key: int(size) for key, size in sizes.items() if key in ('width', 'height') and
-                   str(size).isdecimal()} for mime, sizes in metadata.items() if isinstance(sizes, dict)} \
-        if isinstance(metadata, dict) else {}
-
-
 class CappedOutputs:
     """Mixed into nbclient's `NotebookClient` before it: `output` keeps a notebook within `max_output_bytes`."""
 
@@ -30,8 +22,6 @@ class CappedOutputs:
 
     def output(self, outs, msg, display_id, cell_index):
         limit, msg_type, content = self.max_output_bytes, msg['msg_type'], msg['content']
-        if msg_type in ('display_data', 'execute_result', 'update_display_data'):
-            content['metadata'] = plain_sizes(content.get('metadata'))
         if not limit or msg_type not in ('error', 'stream', 'display_data', 'execute_result', 'update_display_data'):
             return super().output(outs, msg, display_id, cell_index)
         if msg_type == 'error':

@@ -45,10 +45,8 @@ class Progress:
         if self.done == 0 or self.done >= self.total:
             return None if self.done == 0 else 0.0
         # rate since the first result, so that cluster start-up does not distort it
-        if self.t_first is not None and self.done > 1:
-            rate = (time.monotonic() - self.t_first) / (self.done - 1)
-        else:
-            rate = (time.monotonic() - self.t0) / self.done
+        since = self.t_first is not None and self.done > 1
+        rate = (time.monotonic() - (self.t_first if since else self.t0)) / (self.done - since)
         return rate * (self.total - self.done)
 
     def line(self) -> str:

@@ -8,6 +8,8 @@ what markdown makes (headings, paragraphs, tables, lists, images, links) stays; 
 import bleach
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from nbconvert import filters
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 TAGS = frozenset({
     'a', 'abbr', 'b', 'blockquote', 'br', 'caption', 'cite', 'code', 'col', 'colgroup', 'dd', 'del', 'details',
@@ -42,3 +44,20 @@ def strip_files_prefix(html):
     """nbconvert's filter of that name, then `clean_html`: nbconvert's and nbgrader's templates pass the HTML of
     every markdown cell (and of formgrader's comments) through it, and nbgrader's through nothing else."""
     return clean_html(filters.strip_files_prefix(html))
+
+
+class PlainOutputSizes(Preprocessor):
+    """Keeps, of each output's metadata, only an image's width and height, and only as whole numbers. nbconvert
+    writes them into the image's tag unquoted, on formgrader's pages and the feedback pages alike, and the cleaner
+    above reads an output's data, never its metadata: a width of `1 onerror=...` acted there. Runs right after the
+    notebook is executed (`c.Autograde.autograde_preprocessors`), so the autograded notebook keeps no other."""
+    enabled = Bool(True)
+
+    def preprocess_cell(self, cell, resources, index):
+        for output in cell.get('outputs', []):
+            if 'metadata' in output:
+                found = output['metadata'] if isinstance(output['metadata'], dict) else {}
+                output['metadata'] = {mime: {key: int(size) for key, size in sizes.items()
+                                             if key in ('width', 'height') and str(size).isdecimal()}
+                                      for mime, sizes in found.items() if isinstance(sizes, dict)}
+        return cell, resources

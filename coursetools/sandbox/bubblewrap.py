@@ -29,6 +29,7 @@ namespace is used.  Resource limits (rlimits) are applied by that launcher.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -356,10 +357,8 @@ def require_sandbox() -> None:
 
 def stop_process(process, grace: float = 5) -> None:
     """Close a helper process's stdin (its signal to end), wait `grace` seconds, then kill it."""
-    try:
+    with contextlib.suppress(OSError):
         process.stdin.close()
-    except OSError:
-        pass
     try:
         process.wait(timeout=grace)
     except subprocess.TimeoutExpired:

@@ -263,10 +263,8 @@ def _described(error):
 
 
 def _encode_or_none(value):
-    try:
+    with contextlib.suppress(Refused, RecursionError):
         return encode(value, [MAX_NODES])
-    except (Refused, RecursionError):
-        return None
 
 
 class _Printed(io.TextIOBase):
