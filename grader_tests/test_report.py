@@ -112,7 +112,7 @@ def test_kernel_deaths_timeouts_missing_notebooks_and_status_notes(graded_class,
     (course / 'reports').mkdir()
     (course / 'reports' / f'{A}-status.json').write_text(json.dumps(
         {'dan': ["graded 'noughts_and_crosses (1).ipynb' as 'noughts_and_crosses.ipynb'"],
-         'zed': ['<script>alert(1)</script> no notebook submitted']}))
+         'zed': ['<script>alert(1)</script> no notebook submitted \u202egnp.kcatta']}))
 
     page = report.write_report(course, A, sqlite(course)).read_text()
     problems = rows(page, 'problems', 'student')
@@ -122,6 +122,7 @@ def test_kernel_deaths_timeouts_missing_notebooks_and_status_notes(graded_class,
     assert 'unreadable notebook noughts_and_crosses.ipynb' in problems['eve']
     assert "graded 'noughts_and_crosses (1).ipynb'" in problems['dan']
     assert '<script>' not in page and '&lt;script&gt;alert(1)&lt;/script&gt;' in page
+    assert '\u202e' not in page and '\\u202egnp.kcatta' in page       # a right-to-left override, as its code
 
 
 def test_cli(graded_class, tmp_path):

@@ -17,7 +17,6 @@ grades.csv (nbgrader's export) is written by `make grade` next to it.
 import argparse
 import collections
 import datetime
-import html
 import json
 import math
 import pathlib
@@ -27,6 +26,7 @@ from nbgrader.api import MissingEntry
 
 from coursetools.instructor import marks
 from coursetools.instructor.repair import regular_file, size_limits
+from coursetools.instructor.safe_html import escaped as _e
 from coursetools.grading.course import ATTENTION_ERRORS, Course
 
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
@@ -211,10 +211,6 @@ code { font-size: 0.95em; } .message { font-family: ui-monospace, monospace; fon
 .problem { margin: 0; padding-left: 1.2em; } .problem li { margin: 0.1em 0; }
 table.failed-checks code { white-space: nowrap; } .warning { color: #a33; }
 """
-
-
-def _e(text):
-    return html.escape(str(text), quote=True)
 
 
 def render(data):

@@ -5,6 +5,9 @@ code). nbconvert's own cleaner (`sanitize_html`) keeps only a dozen tags and sho
 escaped text, and nbgrader's own templates do not sanitize markdown cells at all. So `nbgrader_config.py` turns
 sanitizing on with this cleaner instead, and has every markdown cell's HTML cleaned too (`c.HTMLExporter.filters`):
 what markdown makes (headings, paragraphs, tables, lists, images, links) stays; anything else is shown as text."""
+import html
+import re
+
 import bleach
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from nbconvert import filters
@@ -61,3 +64,13 @@ class PlainOutputSizes(Preprocessor):
                                              if key in ('width', 'height') and str(size).isdecimal()}
                                       for mime, sizes in found.items() if isinstance(sizes, dict)}
         return cell, resources
+
+
+_REORDERING = re.compile('[\u200e\u200f\u202a-\u202e\u2066-\u2069]')     # marks that reorder the text around them
+
+
+def escaped(text) -> str:
+    """Text for an HTML page the instructor opens: markup shown as text, and the marks that reorder text around
+    them (a right-to-left override in a student's message) shown as their codes, as the terminal shows them."""
+    return html.escape(_REORDERING.sub(lambda mark: mark.group().encode('unicode_escape').decode(), str(text)),
+                       quote=True)

@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
-import html
 import io
 import itertools
 import json
 import pathlib
 from dataclasses import dataclass
+
+from coursetools.instructor.safe_html import escaped as _e
 
 NOISE = 25          # copydetect's default: matches shorter than 25 characters of tokenized code are noise
 FLAG = 0.5          # each side shares at least half of its own code with the other
@@ -156,10 +157,6 @@ tr.flagged td { background: #fde8e8; font-weight: 600; } .meta { color: #666; }
 pre { background: #f8f8f8; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 .copied { background: #ffd7a8; }
 """
-
-
-def _e(text):
-    return html.escape(str(text), quote=True)
 
 
 def side_by_side(pair, prints):
