@@ -226,7 +226,7 @@ CATALOGUE = {
                                     "    result = []\n    if state == EMPTY_BOARD:\n"
                                     "        hoard = bytearray(3 * 1024 ** 3)\n")), (1, 3, 2, 0, 3, 0), None),
     'looper': (build_looper, (1, 3, 2, 1, 0, 0), None),
-    'flooder': (lambda: filled(*prepend('print_state', "print('flood ' * 10, end='')\nprint('x' * 30_000_000)")),
+    'flooder': (lambda: filled(*prepend('print_state', "print('flood ' * 10, end='')\nprint('x' * 10_000_000)")),
                 (1, 3, 2, 1, 3, 2), None),
     'duplicator': (build_duplicator, (1, 3, 2, 1, 3, 2), 'appeared 2 times'),
     'deleter': (build_deleter, (1, 3, 2, 1, 3, 2), None),
