@@ -128,6 +128,9 @@ def checks_modules(assignment) -> list:
     return [f'coursetools.checks.{name}' for name in ([assignment] if assignment in names else names)]
 
 
+STUDENT_ID_RULE = 'a student id holds no control character and none of < > " ` \\'
+
+
 def is_student_id(name) -> bool:
     """Whether a folder's name can be a student id: no id holds a control character (a line break stops nbgrader
     for the whole class: its pattern for a submission's path does not match it) or markup (formgrader's pages show

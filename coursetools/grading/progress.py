@@ -9,15 +9,21 @@ import time
 from typing import Optional
 
 
+REORDERING = '\u200e\u200f\u202a-\u202e\u2066-\u2069'      # marks that reorder the text around them
 # What could move a terminal's cursor, rewrite lines already printed (the marks table), start a line of its own
 # or reorder text on the screen.
-_CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]')
+_CONTROL = re.compile(f'[\x00-\x1f\x7f-\x9f{REORDERING}]')
 
 
 def printable(text: str) -> str:
     """One line of `text`, which may hold what a student chose (file names, messages), with control characters
     shown as escapes (`\\x1b`, `\\n`), so that printing it on a terminal shows it instead of acting."""
     return _CONTROL.sub(lambda control: control.group().encode('unicode_escape').decode(), text)
+
+
+def printable_lines(text: str) -> str:
+    """`printable`, line by line: a text of many lines keeps its line breaks, and nothing else acts."""
+    return '\n'.join(map(printable, text.splitlines()))
 
 
 class Progress:

@@ -17,7 +17,7 @@ import tempfile
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 
-from coursetools.grading.course import is_student_id
+from coursetools.grading.course import STUDENT_ID_RULE, is_student_id
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _CHUNK = 1024 * 1024
@@ -49,7 +49,7 @@ class CollectRegularFiles(ExchangeCollect):
             src = os.path.join(self.inbound_path, record['filename'])
             try:
                 if not is_student_id(record['username']):
-                    raise NotCollected('a student id holds no control character and none of < > " ` \\')
+                    raise NotCollected(STUDENT_ID_RULE)
                 self._copy(src, None)
             except NotCollected as reason:
                 self._not_collected(src, reason)

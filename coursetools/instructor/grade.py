@@ -28,9 +28,9 @@ from coursetools.grading import cluster
 from coursetools.grading.settings import KERNEL_SOURCES
 from coursetools.sandbox import bubblewrap as sandbox
 from coursetools.sandbox.workdir import remove_tree
-from coursetools.grading.course import Course
+from coursetools.grading.course import STUDENT_ID_RULE, Course
 from coursetools.grading.run import NoWorkerCanGrade
-from coursetools.grading.progress import Phases, printable
+from coursetools.grading.progress import Phases, printable, printable_lines
 
 
 def check_sandbox():
@@ -277,8 +277,8 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     remarked = unchanged.to_remark(course, shown, selection, db)
     graded = list(selection)
     for assignment, folder in ((a, name) for a in wanted for name in course.not_students(a)):
-        print(f'submitted/{folder!r}/{assignment} is not graded: a student id holds no control character and '
-              'none of < > " ` \\ (they stop nbgrader, or act in formgrader). Rename the folder to the student\'s id.')
+        print(f'submitted/{folder!r}/{assignment} is not graded: {STUDENT_ID_RULE} (they stop nbgrader, or act in '
+              'formgrader). Rename the folder to the student\'s id.')
     empty = [a for a in wanted if not course.students(a)]
     if empty:
         print(f'No submissions yet for {", ".join(empty)} in {course.submitted}: not graded.', flush=True)
@@ -303,13 +303,13 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
                 with phases.start('reports'):
                     print(f'Report: {reports[assignment][0].path()}')
                 if reports[assignment][1]:
-                    print('\n'.join(map(printable, reports[assignment][1].splitlines())))
+                    print(printable_lines(reports[assignment][1]))
     finally:
         if helpers is not None:
             helpers.close()
     if graded or remarked:
         print(f'\nGrades: {course.root / "grades.csv"}; feedback: {course.root / "feedback"}')
-        print('\n'.join(map(printable, lms_line.splitlines())))
+        print(printable_lines(lms_line))
     print('\nTime taken:')
     print('\n'.join(phases.lines()))
     if forked:

@@ -41,7 +41,7 @@ import tempfile
 import zoneinfo
 
 from coursetools.grading.course import Course
-from coursetools.grading.progress import printable
+from coursetools.grading.progress import printable_lines
 from coursetools.instructor.repair import size_limits, time_submitted
 from coursetools.instructor.lmszip import (STUDENT_ID, LmsImportError, name_key, read_entries,
                                            read_mapping, student_id_of)
@@ -260,7 +260,7 @@ def main(argv=None):
                              timezone=args.timezone, dry_run=args.dry_run)
     except LmsImportError as error:
         raise SystemExit(f'LMS import failed: {error}')
-    print('\n'.join(map(printable, summary.format().splitlines())))
+    print(printable_lines(summary.format()))
     if not summary.found_any:
         raise SystemExit('LMS import: no submission found in the zip (is it the "download all submissions" zip?)')
 

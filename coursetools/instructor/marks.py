@@ -111,7 +111,7 @@ def format_table(table, maxima, waiting=None):
     if unmarked:
         lines.append(f'? a written answer still to be marked by hand (formgrader, Manual Grading), counted as 0 in the '
                      f'total until it is: {len(unmarked)} student{"s" * (len(unmarked) != 1)}.')
-    return '\n'.join(map(printable, lines))
+    return '\n'.join(map(printable, lines))        # a line each: an id's own line break stays escaped
 
 
 if __name__ == '__main__':

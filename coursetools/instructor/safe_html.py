@@ -14,6 +14,8 @@ from nbconvert import filters
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
+from coursetools.grading.progress import REORDERING
+
 TAGS = frozenset({
     'a', 'abbr', 'b', 'blockquote', 'br', 'caption', 'cite', 'code', 'col', 'colgroup', 'dd', 'del', 'details',
     'div', 'dl', 'dt', 'em', 'figcaption', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'img', 'ins',
@@ -66,7 +68,7 @@ class PlainOutputSizes(Preprocessor):
         return cell, resources
 
 
-_REORDERING = re.compile('[\u200e\u200f\u202a-\u202e\u2066-\u2069]')     # marks that reorder the text around them
+_REORDERING = re.compile(f'[{REORDERING}]')
 
 
 def escaped(text) -> str:

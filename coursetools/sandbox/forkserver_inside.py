@@ -58,7 +58,8 @@ def _wipe(path: str, ours: list, mounts: Optional[list] = None) -> None:
 
     def remove(target):         # coreutils: any depth (shutil.rmtree stops with RecursionError at about 1,000)
         for command in ('rm -rf --', 'chmod -R u+rwx --', 'rm -rf --'):      # again, after a folder made unreadable
-            subprocess.run(command.split() + [target], capture_output=True)
+            if os.path.lexists(target):
+                subprocess.run(command.split() + [target], capture_output=True)
         if os.path.lexists(target):
             raise OSError(f'could not remove {target}')
 
