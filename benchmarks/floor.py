@@ -21,7 +21,7 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from coursetools.judge import checker
-from coursetools.sandbox import kernel_agent  # noqa: E402
+from coursetools.sandbox.inside import kernel_agent  # noqa: E402
 from coursetools.judge.checker_host import TrustedCells  # noqa: E402
 
 

@@ -19,7 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from coursetools.instructor import democlass
-from coursetools.sandbox import bubblewrap as sandbox  # noqa: E402
+from coursetools.sandbox.host import bubblewrap as sandbox  # noqa: E402
 from coursetools.grading.execute import SandboxedExecute  # noqa: E402
 
 

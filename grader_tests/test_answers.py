@@ -1,5 +1,5 @@
 """What crosses from a student's kernel to the trusted checker: plain data only, read with the checker's own types,
-so that no object of the student's can reach a comparison. The kernel's side (coursetools.sandbox.kernel_agent) is run
+so that no object of the student's can reach a comparison. The kernel's side (coursetools.sandbox.inside.kernel_agent) is run
 here as it runs in a kernel, on a namespace of student functions; the checker's side (coursetools.judge.answers) reads
 its JSON."""
 import json
@@ -11,7 +11,7 @@ import pytest
 from coursetools.game import analysis
 from coursetools.judge import answers
 from coursetools.judge import checker_plan
-from coursetools.sandbox import kernel_agent
+from coursetools.sandbox.inside import kernel_agent
 from coursetools.game import oracle
 from coursetools.checks import alpha_beta, noughts_and_crosses
 

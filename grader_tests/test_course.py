@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from conftest import ROOT, needs_sandbox
 from coursetools.instructor import grade
 from coursetools.grading import kernels
-from coursetools.sandbox import bubblewrap as sandbox
+from coursetools.sandbox.host import bubblewrap as sandbox
 from coursetools.grading.execute import SandboxedExecute
 
 TESTS = ROOT / 'grader_tests'

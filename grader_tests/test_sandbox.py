@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from coursetools.sandbox import bubblewrap as sandbox
+from coursetools.sandbox.host import bubblewrap as sandbox
 from coursetools.grading.execute import SandboxedExecute, SandboxUnavailable
 
 from conftest import needs_sandbox  # noqa: E402

@@ -2,7 +2,7 @@
 until the cell ends, then putting back what was there. (In grading, the checker's session does the same in the
 student's kernel.) Each assignment's `isolate` says what to bind; this module owns how, and the memo caches."""
 
-from coursetools.sandbox.kernel_agent import frozen
+from coursetools.sandbox.inside.kernel_agent import frozen
 
 MISSING = object()
 

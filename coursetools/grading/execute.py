@@ -1,6 +1,6 @@
 """Safe notebook execution for autograding: `SandboxedExecute`, nbgrader's `Execute` with two differences.
 
-* **The student's cells run in a sandboxed kernel** (bubblewrap, `coursetools.sandbox.bubblewrap`) with limits on memory,
+* **The student's cells run in a sandboxed kernel** (bubblewrap, `coursetools.sandbox.host.bubblewrap`) with limits on memory,
   CPU, processes, file size, output and time per cell. A kernel that dies, or a cell that will not stop, costs
   that cell only: the cell gets an error, a fresh kernel starts, the earlier cells are replayed silently, and
   execution goes on.
@@ -14,8 +14,8 @@
     c.Autograde.autograde_preprocessors = [SandboxedExecute, ...]   # where Execute was
     c.SandboxedExecute.timeout = 120
 
-Where kernels come from and where they run is `kernel_source` (`coursetools.grading.kernels`): cold by default,
-forked or started ahead when `make grade` chooses. Outside nbgrader (no gradebook in the resources) every cell
+Where kernels come from and where they run is `kernel_source` (`coursetools.grading.kernels`): every kernel a
+sandbox of its own. Outside nbgrader (no gradebook in the resources) every cell
 runs in the kernel.
 """
 from __future__ import annotations
@@ -38,13 +38,13 @@ from traitlets import Bool, DottedObjectName, Float, Integer, Unicode
 
 from nbgrader.preprocessors import Execute
 
-from coursetools.sandbox import bubblewrap as sbx
+from coursetools.sandbox.host import bubblewrap as sbx
 from coursetools.grading.channel import KernelGone, channel_broken, mb, wait_until_ready
 from coursetools.judge.checker_host import CheckerServer, TrustedCells
 from coursetools.grading.course import ATTENTION_ERRORS
-from coursetools.grading.kernels import ColdKernels, KernelPlace, SandboxProvisioner
+from coursetools.grading.kernels import Kernels, KernelPlace, SandboxProvisioner, SandboxStuck
 from coursetools.grading.outputs import CappedOutputs
-from coursetools.sandbox.bubblewrap import Limits, SandboxUnavailable
+from coursetools.sandbox.host.bubblewrap import Limits, SandboxUnavailable
 from coursetools.grading.testcells import TestCellsInChecker
 
 __all__ = ['SandboxedExecute', 'SandboxedKernelManager', 'SandboxUnavailable', 'ATTENTION_ERRORS']
@@ -54,23 +54,24 @@ class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager for one kernel in a `KernelPlace`, launched by a kernel source."""
 
     client_class = DottedObjectName('coursetools.grading.channel.GradingKernelClient')
-    log_path = None
+    folder = None           # the kernel's files (coursetools.sandbox.host.files.KernelFolder)
 
     def place_kernel(self, source, place: KernelPlace, limits: Limits) -> None:
-        folder = place.connection_folder()
-        self.log_path = os.path.join(folder, 'kernel.log')
+        self.folder = place.folder.kernel()
         if place.sandboxed:
             self.transport = 'ipc'          # no network in the sandbox: ZeroMQ over unix sockets
-            self.ip = os.path.join(folder, 'k')
+            self.ip = os.path.join(self.folder.sockets, 'k')
             self.kernel_spec.interrupt_mode = 'message'     # bwrap does not forward SIGINT
-        self.connection_file = os.path.join(folder, 'kernel.json')
+        self.connection_file = self.folder.connection_file
         self.kernel_id = str(uuid.uuid4())
         self.provisioner = SandboxProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self,
-                                              source=source, place=place, limits=limits, connection=folder,
-                                              log_path=self.log_path)
+                                              source=source, place=place, limits=limits, kernel=self.folder)
 
-    def log_tail(self, n: int = 2000) -> str:
-        return sbx.log_tail(self.log_path, n)
+    def cleanup_ipc_files(self) -> None:
+        """Nothing: the sockets go with the notebook's folder, removed once its sandboxes are gone."""
+
+    def log_tail(self) -> str:
+        return self.folder.log_tail() if self.folder is not None else ''
 
 
 class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
@@ -99,13 +100,16 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                                              'kernel is killed and restarted.').tag(config=True)
     sandbox_tmpdir = Unicode('', help='Where the kernels\' scratch folders are made (default: the system temp '
                                       'folder).').tag(config=True)
+    scratch_limit = Integer(256 * 1024**2, allow_none=True,
+                            help="Size of each of a sandboxed kernel's HOME (its working folder), /tmp and /dev/shm, "
+                                 'in bytes: private tmpfs that vanish with the kernel.').tag(config=True)
     nbgrader_execution = Unicode('autograde', help='NBGRADER_EXECUTION in the kernels: notebooks can tell they are '
                                                    'being graded (the widget switches itself off).').tag(config=True)
 
     def __init__(self, *args, kernel_source=None, checker_server=None, **kwargs):
         kwargs.setdefault('kernel_manager_class', SandboxedKernelManager)
         super().__init__(*args, **kwargs)
-        self.kernel_source = kernel_source or ColdKernels()
+        self.kernel_source = kernel_source or Kernels()
         self.checker_server: Optional[CheckerServer] = checker_server
         self.session = None
         self.place: Optional[KernelPlace] = None
@@ -123,7 +127,8 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
 
     def limits(self) -> Limits:
         return Limits(memory_bytes=self.memory_limit, cpu_seconds=self.cpu_time_limit,
-                      max_processes=self.max_processes, file_size_bytes=self.file_size_limit)
+                      max_processes=self.max_processes, file_size_bytes=self.file_size_limit,
+                      scratch_bytes=self.scratch_limit)
 
     def trusted_cells(self, resources) -> Optional[TrustedCells]:
         """The test cells and what they need, from the resources (`make grade`) or the gradebook (nbgrader)."""
@@ -189,6 +194,8 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
             kc = km.client()
             kc.start_channels()
             await wait_until_ready(kc, self.startup_timeout)
+            if place.sandboxed:         # ready, and none of the student's code has run: its sockets are fixed now
+                km.folder.lock_sockets()
         except Exception as error:
             with contextlib.suppress(Exception):
                 await km.shutdown_kernel(now=True)
@@ -214,13 +221,19 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
                 await km.shutdown_kernel(now=True)
             elif await km.is_alive():
                 await km.shutdown_kernel(now=self.shutdown_kernel == 'immediate')
+        except SandboxStuck:
+            raise
         except Exception as error:
             self.log.debug('kernel shutdown: %s', error)
             with contextlib.suppress(Exception):
                 if km.provisioner is not None:
                     await km.provisioner.kill()
-        with contextlib.suppress(Exception):
+        try:
             await km.cleanup_resources()
+        except SandboxStuck:
+            raise
+        except Exception as error:
+            self.log.debug('kernel cleanup: %s', error)
 
     def _exit_description(self) -> str:
         with contextlib.suppress(Exception):        # no process, or still running (None < 0 raises)

@@ -1,54 +1,51 @@
-"""Where a grading kernel comes from, and where it runs: the seam between `SandboxedExecute` and whoever calls it.
+"""Where a grading kernel comes from, and where it runs: the seam between `SandboxedExecute` and the sandbox.
 
-A notebook's kernels run in a `KernelPlace`: a folder with (a private copy of) the submission, a folder for the
-connection files, the throw-away uid, the environment. A kernel source prepares the place for each notebook and
-launches each kernel there:
+Every kernel is a new sandbox of its own (`coursetools.sandbox.host.bubblewrap`): a new Python in its own PID and
+IPC namespaces, with its own sized tmpfs for HOME, the working folder and /tmp. A notebook's kernels share a
+`KernelPlace`: the notebook's folder on the host (`coursetools.sandbox.host.files.NotebookFolder`, only the grader
+can write it), the throw-away uid reserved for the notebook, the environment. When a kernel stops, everything it
+started dies with its PID namespace, and the grader waits for that before the next kernel's files are made.
 
-* `ColdKernels` (the default): every kernel is a new sandboxed Python.
-* `ForkedKernels`: every kernel is forked from a warm fork server in the same sandbox (`coursetools.grading.forkserver`),
-  which kills and wipes what the last student's kernel left before the next notebook.
-`make grade` uses forked kernels (`coursetools.grading.pool`), and cold ones only where no fork server can start;
-plain `nbgrader autograde` uses cold ones.
+A warm fork server once saved about a tenth of the kernels' CPU; it was taken out (issue 41, docs/sandbox.md):
+it shared one writable connection folder and one uid between a notebook's kernels and outlived them.
 """
 from __future__ import annotations
 
 import asyncio
-import itertools
+import contextlib
+import json
 import os
-import shutil
-import tempfile
-import threading
-import time
+import select
+import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping, Optional
 
-from jupyter_client.launcher import launch_kernel
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any as AnyTrait
 
-from coursetools.sandbox import bubblewrap as sbx
-from coursetools.sandbox.workdir import chown_tree, copy_submission, remove_tree, special_files
+from coursetools.sandbox.host import bubblewrap as sbx
+from coursetools.sandbox.host import uids
+from coursetools.sandbox.host.files import KernelFolder, NotebookFolder
 
-_serial = itertools.count(1)
+GONE_TIMEOUT = 10       # seconds a killed sandbox's processes get to be gone; they take milliseconds
 
 
-@dataclass(frozen=True)
+class SandboxStuck(RuntimeError):
+    """A sandbox's processes outlived it (the grader's fault, not the student's)."""
+
+
+@dataclass
 class KernelPlace:
     """Where one notebook's kernels run."""
     sandboxed: bool
-    workdir: str                        # the kernel's folder on the host: a private copy of the submission
-    scratch: str                        # host folder holding one connection folder per kernel
-    inner_workdir: Optional[str] = None     # the same folder as the sandboxed kernel sees it
-    uid: Optional[int] = None           # the throw-away uid of a sandboxed kernel (when grading as root)
+    folder: NotebookFolder
+    workdir: str                        # the kernel's working folder, as the kernel sees it
+    lease: Optional[uids.Lease] = None  # the throw-away uid of a sandboxed kernel (when grading as root)
     env: Mapping[str, str] = field(default_factory=dict)
 
-    def connection_folder(self) -> str:
-        folder = os.path.join(self.scratch, f'kernel{next(_serial)}')
-        os.mkdir(folder, 0o700)
-        if self.uid is not None:
-            chown_tree(folder, self.uid)
-        return folder
+    @property
+    def uid(self) -> Optional[int]:
+        return self.lease.uid if self.lease else None
 
 
 def inner_folder(name: str) -> str:
@@ -67,169 +64,122 @@ def kernel_command(cmd: list) -> list:
     return [cmd[0], '-c', boot, *cmd[3:]]
 
 
-class ColdKernels:
-    """Every kernel is a new Python, sandboxed unless the executor says otherwise."""
-
-    name = 'cold'
+class Kernels:
+    """Every kernel a new Python, sandboxed unless the executor says otherwise."""
 
     async def prepare(self, executor, submission: str) -> KernelPlace:
-        """A place for one notebook: a private copy of the submission folder (sandboxed), or the folder itself."""
-        if executor.sandboxed:          # before a folder is made: a sandbox that cannot start leaves none behind
-            await asyncio.get_running_loop().run_in_executor(None, sbx.require_sandbox)
-        scratch = tempfile.mkdtemp(prefix='nbsbx-', dir=executor.sandbox_tmpdir or None)
-        os.chmod(scratch, 0o755)
+        """A place for one notebook: the grader's copy of the submission (sandboxed), or the folder itself."""
+        loop = asyncio.get_running_loop()
         env = {'NBGRADER_EXECUTION': executor.nbgrader_execution} if executor.nbgrader_execution else {}
         if not executor.sandboxed:
-            return KernelPlace(False, submission, scratch, env=env)
-        uid = sbx.pick_sandbox_uid()
-        workdir = os.path.join(scratch, 'work')
-        copy_submission(submission, workdir, uid)
-        return KernelPlace(True, workdir, scratch, inner_folder(Path(submission).name), uid, env)
+            return KernelPlace(False, NotebookFolder(None, executor.sandbox_tmpdir), submission, env=env)
+        await loop.run_in_executor(None, sbx.require_sandbox)   # before a folder is made
+        lease = uids.lease()
+        try:
+            folder = await loop.run_in_executor(None, NotebookFolder, submission, executor.sandbox_tmpdir,
+                                                lease.uid)
+        except BaseException:
+            lease.release()
+            raise
+        return KernelPlace(True, folder, inner_folder(os.path.basename(submission)), lease, env)
 
-    async def launch(self, place: KernelPlace, cmd: list, connection: str, log, limits: sbx.Limits):
-        """Start one kernel process in `place`; returns a Popen-like handle."""
+    def launch(self, place: KernelPlace, cmd: list, kernel: KernelFolder, log: int, limits: sbx.Limits):
+        """Start one kernel process in `place`; returns its Popen and, sandboxed, its sandbox's init (a pidfd)."""
         cmd = kernel_command(cmd)
-        if place.sandboxed:
-            layout = sbx.SandboxLayout(workdir=place.workdir, conn_dir=connection,
-                                       sandbox_workdir=place.inner_workdir, env=dict(place.env))
-            cmd = sbx.build_command(cmd, layout, limits, uid=place.uid)
-            if place.uid is not None:     # the connection file (root's, 0600) must be readable by the kernel
-                chown_tree(connection, place.uid)
-            env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin')}
-            cwd = connection
-        else:
+        if not place.sandboxed:
             rlimits = limits.rlimits()
             rlimits.pop('RLIMIT_NPROC', None)     # it would count every process of the grader's user
-            cmd = sbx.launcher_command(cmd, rlimits)
             env = {**os.environ, 'MPLBACKEND': 'Agg', 'MALLOC_ARENA_MAX': '2', **place.env}
-            cwd = place.workdir
-        return launch_kernel(cmd, cwd=cwd, env=env, stdout=log, stderr=log)
+            process = subprocess.Popen(sbx.launcher_command(cmd, rlimits), cwd=place.workdir, env=env,
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+            return process, None
+        layout = sbx.SandboxLayout(submission=place.folder.submission, connection_file=kernel.connection_file,
+                                   sockets=kernel.sockets, inner_workdir=place.workdir, env=dict(place.env))
+        kernel.share_connection_file()
+        info_r, info_w = os.pipe()
+        try:
+            argv = sbx.build_command(cmd, layout, limits, uid=place.uid)
+            argv[1:1] = ['--info-fd', str(info_w)]
+            process = subprocess.Popen(argv, cwd='/', env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')},
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                       pass_fds=(info_w,))
+            os.close(info_w)
+            info_w = None
+            return process, _sandbox_init(info_r)
+        finally:
+            os.close(info_r)
+            if info_w is not None:
+                os.close(info_w)
 
     async def finish(self, place: KernelPlace) -> None:
-        """The notebook is done and its kernels are stopped."""
-        await asyncio.get_running_loop().run_in_executor(None, remove_tree, place.scratch)
-
-    def close(self) -> None:
-        """The end of a grading run."""
+        """The notebook is done and every sandbox of it is gone."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, place.folder.remove)
+        finally:
+            if place.lease is not None:
+                place.lease.release()
 
     async def aclose(self) -> None:
         """The end of a grading run, from the event loop the kernels were started in."""
-        self.close()
 
 
-#: bytes a temporary folder's path may have: a Unix socket's path holds 107, and a kernel's sockets are at
-#: <temp>/nbfork-XXXXXXXX/conn/kernelNNNN/k-N
-SOCKET_ROOM = 107 - len('/nbfork-XXXXXXXX/conn/kernel9999/k-9')
-
-
-class ForkedKernels(ColdKernels):
-    """Kernels forked from one warm fork server; one notebook at a time. If a kernel takes the server down,
-    the next kernel gets a new server on the same folders."""
-
-    name = 'forked'
-
-    def __init__(self, executor, folder_name: str, preload=()):
-        from coursetools.grading import forkserver
-        sbx.require_sandbox()
-        self.limits = executor.limits()
-        self.folder_name = folder_name
-        self.preload = list(preload)
-        self.env = {'NBGRADER_EXECUTION': executor.nbgrader_execution} if executor.nbgrader_execution else {}
-        self.scratch = tempfile.mkdtemp(prefix='nbfork-', dir=executor.sandbox_tmpdir or None)
-        os.chmod(self.scratch, 0o755)
-        for sub in ('work', 'conn'):
-            os.mkdir(os.path.join(self.scratch, sub), 0o755)
-        self.server: Optional['forkserver.ForkServer'] = None
-        self.lock = threading.Lock()
-        self.restarts = 0
-
-    def live(self):
-        """The fork server, started (again) if it is not running."""
-        from coursetools.grading import forkserver
-        with self.lock:
-            if self.server is None or not self.server.alive:
-                if self.server is not None:
-                    self.server.close()
-                    self.restarts += 1
-                self.server = forkserver.ForkServer(
-                    workdir=os.path.join(self.scratch, 'work'), conn_root=os.path.join(self.scratch, 'conn'),
-                    inner_workdir=inner_folder(self.folder_name), limits=self.limits,
-                    uid=sbx.pick_sandbox_uid(), preload=self.preload, env=self.env)
-                self.server.start()
-            return self.server
-
-    async def prepare(self, executor, submission: str) -> KernelPlace:
-        from coursetools.grading.forkserver import ForkServerError
-        loop = asyncio.get_running_loop()
-        for attempt in (1, 2):        # a server the last student's kernel froze or killed is replaced
+def _sandbox_init(info_fd: int, timeout: float = 30) -> Optional[int]:
+    """A pidfd of the sandbox's init (bwrap's --info-fd tells its pid): when it is gone, so is every process of the
+    sandbox's PID namespace. None if bwrap ended before saying."""
+    data = b''
+    while select.select([info_fd], [], [], timeout)[0]:
+        chunk = os.read(info_fd, 4096)
+        data += chunk
+        with contextlib.suppress(ValueError, KeyError):
+            child = json.loads(data)['child-pid']
             try:
-                server = await loop.run_in_executor(None, self.live)
-                await loop.run_in_executor(None, server.clear, True)
-                break
-            except ForkServerError:
-                if attempt == 2:
-                    raise
-        await loop.run_in_executor(None, _copy_into, submission, server.workdir, server.uid)
-        return KernelPlace(True, server.workdir, server.conn_root, server.inner_workdir, server.uid, self.env)
-
-    async def launch(self, place, cmd, connection, log, limits):
-        from coursetools.grading.forkserver import ForkServerError
-        if 'ipykernel_launcher' not in cmd:
-            raise RuntimeError(f'the kernel fork server runs ipykernel kernels only, not {cmd}')
-        argv = cmd[cmd.index('ipykernel_launcher') + 1:]
-        loop = asyncio.get_running_loop()
-        for attempt in (1, 2):
-            try:
-                server = await loop.run_in_executor(None, self.live)
-                # the connection file is root's; a server started since the notebook began has a new uid
-                folder = self.scratch if place.uid != server.uid else connection
-                if server.uid is not None:
-                    await loop.run_in_executor(None, chown_tree, folder, server.uid)
-                await loop.run_in_executor(None, server.clear, False)   # what an earlier kernel left running
-                return await loop.run_in_executor(None, server.spawn, argv, log.name)
-            except ForkServerError:
-                if attempt == 2:
-                    raise
-
-    async def finish(self, place):
-        """Nothing: the next notebook's `prepare` kills and wipes what this one left."""
-
-    def close(self):
-        with self.lock:
-            if self.server is not None:
-                self.server.close()
-        remove_tree(self.scratch)
+                return os.pidfd_open(child)
+            except ProcessLookupError:      # gone already
+                return None
+        if not chunk:
+            break
+    return None
 
 
-def _copy_into(submission: str, folder: str, uid: Optional[int]) -> None:
-    """Copy the submission's files into a kernel's (empty) folder and hand them to the kernel's uid; the folder's
-    time changes so that the running kernel's import caches see the new files."""
-    before = os.stat(folder).st_mtime_ns
-    shutil.copytree(submission, folder, symlinks=True, dirs_exist_ok=True, ignore=special_files)
-    if uid is not None:
-        chown_tree(folder, uid)
-    if os.stat(folder).st_mtime_ns == before:
-        os.utime(folder, ns=(time.time_ns(), before + 1_000_000_000))
+def wait_gone(pidfd: Optional[int], timeout: float = GONE_TIMEOUT) -> None:
+    """Wait until the sandbox's init, and with it the whole sandbox, is gone; close the pidfd."""
+    if pidfd is None:
+        return
+    try:
+        if not select.select([pidfd], [], [], timeout)[0]:
+            raise SandboxStuck(f'a sandbox\'s processes were still alive {timeout} s after its kernel was killed')
+    finally:
+        os.close(pidfd)
 
 
 class SandboxProvisioner(LocalProvisioner):
-    """jupyter_client's local provisioner, launching the kernel through the executor's kernel source."""
+    """jupyter_client's local provisioner, launching the kernel through the executor's kernel source. Its
+    cleanup kills the whole sandbox and waits until it is gone."""
 
     source = AnyTrait()
     place = AnyTrait()
     limits = AnyTrait()
-    connection = AnyTrait()
-    log_path = AnyTrait()
+    kernel = AnyTrait()
+    sandbox_init = None
 
     async def launch_kernel(self, cmd, **kwargs):
-        with open(self.log_path, 'ab') as log:
-            process = await self.source.launch(self.place, list(cmd), self.connection, log, self.limits)
+        log = self.kernel.open_log()
+        try:
+            process, self.sandbox_init = self.source.launch(self.place, list(cmd), self.kernel, log, self.limits)
+        finally:
+            os.close(log)
         self.process, self.pid = process, process.pid
-        self.pgid = getattr(process, 'pgid', None)
-        if self.pgid is None and not hasattr(process, 'server'):
-            try:
-                self.pgid = os.getpgid(process.pid)
-            except OSError:
-                self.pgid = None
+        self.pgid = process.pid             # its own session: start_new_session
         self.cwd = self.place.workdir
         return self.connection_info
+
+    async def cleanup(self, restart: bool = False) -> None:
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+        pidfd, self.sandbox_init = self.sandbox_init, None
+        if pidfd is not None:
+            if self.process is not None and self.process.poll() is None:
+                await asyncio.get_running_loop().run_in_executor(None, self.process.wait)
+            await asyncio.get_running_loop().run_in_executor(None, wait_gone, pidfd)
+        await super().cleanup(restart)

@@ -3,7 +3,7 @@
 The grading process sends each sanitized notebook as an `ExecutionJob` (the notebook, the files beside it, the
 trusted test cells, and the run's settings); a worker executes it in one of its slots and sends back an
 `ExecutionResult`. A slot is what one notebook at a time needs: an event loop thread, a configured
-`SandboxedExecute` and a kernel source (kernels forked from a warm fork server by default); the slots of a worker
+`SandboxedExecute` whose every kernel is a sandbox of its own; the slots of a worker
 share one trusted checker server, which forks a session per notebook (its tables are computed once per worker,
 not per slot). A worker's slots are a Dask worker plugin (`GradingSlots`), installed once the worker is proven; they
 live as long as the run and serve notebook after notebook; each notebook gets a kernel and a
@@ -30,7 +30,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
 from coursetools.grading.kernels import SOCKET_ROOM
 from coursetools.judge.checker_host import CheckerError
-from coursetools.sandbox.workdir import remove_tree
+from coursetools.sandbox.host.files import remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,6 @@ class RunSpec:
     token: str                      # tells one run's slots from another's
     executor_class: type            # the configured execute preprocessor's class (SandboxedExecute)
     traits: dict                    # its configured traits
-    kernels: str = 'forked'         # where kernels come from: 'forked', or 'cold' (plain nbgrader's way)
     folder_name: str = 'submission'     # the kernel's folder name (the assignment id)
     sandboxed: bool = True          # whether kernels run in the sandbox: the grading process's decision
     digest: str = ''                # content hash of the grading process's course package
@@ -122,7 +121,7 @@ def attention_notes(nb) -> list:
 # --- slots, on the worker ----------------------------------------------------------------------------------
 
 class Slot:
-    """One notebook at a time: an event loop thread, an executor, a kernel source; the worker's checker server."""
+    """One notebook at a time: an event loop thread, an executor; the worker's checker server."""
 
     def __init__(self, run: RunSpec, number: int, checker):
         self.run = run
@@ -133,35 +132,18 @@ class Slot:
         self.checker = checker          # the run's checker server on this worker: it forks each notebook's session
         self.executor = run.executor_class(**dict(run.traits, sandbox=run.sandboxed), checker_server=self.checker)
         self.executor.environment_may_unsandbox = False
-        self.executor.kernel_source = self._kernel_source(run.kernels)
         self.started = threading.Event()
 
-    def _kernel_source(self, kind):
-        from coursetools.grading import kernels
-        from coursetools.grading.forkserver import ForkServerError
-        from coursetools.sandbox.bubblewrap import SandboxUnavailable
-        if kind == 'forked' and self.executor.sandboxed:
-            try:
-                return kernels.ForkedKernels(self.executor, self.run.folder_name)
-            except (ForkServerError, SandboxUnavailable) as error:
-                log.warning('no kernel fork server here (%s): kernels are started cold instead', error)
-        return kernels.ColdKernels()
-
     def warm_up(self) -> None:
-        """Start the checker and the fork server now, before the first notebook arrives."""
-        from coursetools.grading.forkserver import ForkServerError
+        """Start the checker now, before the first notebook arrives."""
         try:
             self.checker.ensure()
-            live = getattr(self.executor.kernel_source, 'live', None)
-            if live is not None:
-                live()
-        except (ForkServerError, CheckerError, OSError) as error:     # the first notebook will say what is wrong
+        except (CheckerError, OSError) as error:     # the first notebook will say what is wrong
             log.warning('could not warm up a grading slot: %s', error)
         finally:
             self.started.set()
 
     def execute(self, job: ExecutionJob) -> ExecutionResult:
-        from coursetools.grading.forkserver import ForkServerError
         self.started.wait(120)
         began, arrived = time.perf_counter(), time.time()
         folder = os.path.join(self.scratch, 'job', job.run.folder_name)
@@ -171,18 +153,12 @@ class Slot:
         resources = dict(job.resources, metadata=dict(job.resources.get('metadata') or {}, path=folder),
                          trusted_cells=job.trusted)
         executor = self.executor
-        from coursetools.sandbox.bubblewrap import SandboxUnavailable
+        from coursetools.sandbox.host.bubblewrap import SandboxUnavailable
         try:
-            try:
-                nb = self._run(job.nb, resources)
-            except ForkServerError as error:      # the fork server cannot run here: cold kernels from now on
-                log.warning('kernel fork server unavailable, starting kernels cold instead: %s', error)
-                executor.kernel_source.close()
-                executor.kernel_source = self._kernel_source('cold')
-                nb = self._run(job.nb, resources)
+            nb = self._run(job.nb, resources)
         except (SandboxUnavailable, CheckerError) as error:
             raise WorkerFault(f'{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ""}') from None
-        timing = dict(executor.timing, execute=time.perf_counter() - began, kernels=executor.kernel_source.name,
+        timing = dict(executor.timing, execute=time.perf_counter() - began,
                       queued=arrived - job.submitted, started=arrived)
         return ExecutionResult(nb, attention_notes(nb) + list(dict.fromkeys(executor.notes)), timing)
 
@@ -325,7 +301,7 @@ def course_digest() -> str:
 
 def worker_problem(run: RunSpec) -> Optional[str]:
     """Why this process may not grade for `run` (with the fix), or None."""
-    from coursetools.sandbox import bubblewrap as sandbox
+    from coursetools.sandbox.host import bubblewrap as sandbox
     if course_digest() != run.digest:
         return ('its course package is not the grading process\'s (another copy or version of coursetools): '
                 'install the same commit of the course there')
@@ -366,6 +342,6 @@ def _withdraw() -> str:
 
 
 def close_slots(token=None, dask_worker=None) -> int:
-    """`client.run` target: stop this worker's kernels, fork servers and checkers (the end of a run)."""
+    """`client.run` target: stop this worker's kernels and checkers (the end of a run)."""
     slots = dask_worker.plugins.get(SLOTS_PLUGIN) if dask_worker is not None else None
     return slots.close(token) if slots is not None else 0

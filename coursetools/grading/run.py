@@ -53,15 +53,15 @@ class RunReport:
 
 
 def autograde(assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None, workers=None,
-              kernels=None, progress=True, notes=None, options=(), stream=None, on_tail=None) -> RunReport:
+              progress=True, notes=None, options=(), stream=None, on_tail=None) -> RunReport:
     """Autograde every submission of `assignment` in the course folder (the current one).
 
     `submitted_dir`: read submissions from there instead of submitted/ (a repaired copy); `students`: only
-    these; `scheduler`, `workers`, `kernels`: override the settings; `notes`: {student: [notes]} known
+    these; `scheduler`, `workers`: override the settings; `notes`: {student: [notes]} known
     beforehand, shown on the student's status line; `options`: nbgrader settings, as on its command line;
     `on_tail`: called once when no more notebooks are waiting for a worker (workers start to fall idle)."""
     run = start(assignment, db_url=db_url, submitted_dir=submitted_dir, students=students, scheduler=scheduler,
-                workers=workers, kernels=kernels, progress=progress, options=options, stream=stream)
+                workers=workers, progress=progress, options=options, stream=stream)
     try:
         return run.run(notes=notes, on_tail=on_tail)
     finally:
@@ -69,21 +69,21 @@ def autograde(assignment, *, db_url=None, submitted_dir=None, students=None, sch
 
 
 def start(assignment, *, db_url=None, submitted_dir=None, students=None, scheduler=None, workers=None,
-          kernels=None, progress=True, options=(), stream=None, notebooks=None) -> Run:
+          progress=True, options=(), stream=None, notebooks=None) -> Run:
     """An autograde run (the arguments of `autograde`) whose workers start now, in the background: the Dask
-    cluster, in each slot the kernels' fork server, and each worker's checker server. `make grade` starts them before it
+    cluster, its slots, and each worker's checker server. `make grade` starts them before it
     releases the assignment and stages the submissions, which keep one core busy and leave the other idle.
     `run.run(notes, on_tail)` then grades, and begins to stop the workers in the background when the last
     notebook is graded; `run.close()` waits until they have stopped (or stops them if `run` was never called).
     `notebooks`: how many will be graded, if known: a LocalCluster starts no more slots than that."""
-    return Run(assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, options, stream,
+    return Run(assignment, db_url, submitted_dir, students, scheduler, workers, progress, options, stream,
                notebooks)
 
 
 class Run:
     """One autograde run of one assignment (made by `start`)."""
 
-    def __init__(self, assignment, db_url, submitted_dir, students, scheduler, workers, kernels, progress, options,
+    def __init__(self, assignment, db_url, submitted_dir, students, scheduler, workers, progress, options,
                  stream, notebooks=None):
         self.assignment, self.students = assignment, students
         self.report = RunReport()
@@ -93,7 +93,6 @@ class Run:
         self.scheduler = scheduler if scheduler is not None else (self.settings.scheduler or None)
         self.workers = workers or self.settings.workers or (
             min(cluster.default_workers(), notebooks) if notebooks and not self.scheduler else None)
-        self.kernels = kernels or self.settings.kernels
         self.show_progress, self.stream = progress, stream
         self.cluster = None
         self.pending = {}
@@ -101,7 +100,7 @@ class Run:
         executor = self.pipeline.executor
         if executor is not None:
             traits = {name: copy.deepcopy(getattr(executor, name)) for name in executor.trait_names(config=True)}
-            self.spec = pool.RunSpec(uuid.uuid4().hex, type(executor), traits, self.kernels, self.assignment,
+            self.spec = pool.RunSpec(uuid.uuid4().hex, type(executor), traits, self.assignment,
                                      sandboxed=executor.sandboxed, digest=pool.course_digest())
         self.starter = threading.Thread(target=self._start_cluster, args=(self.spec,), daemon=True)
         if self.spec is not None:

@@ -4,17 +4,14 @@ Settings, in nbgrader_config.py (`make grade`'s options override them)::
 
     c.Grading.scheduler = ''          # an existing Dask scheduler (tcp://host:8786); '' starts a LocalCluster
     c.Grading.workers = 0             # notebooks at once on the LocalCluster (0: cores + 1)
-    c.Grading.kernels = 'forked'      # where kernels come from: 'forked' or 'cold'
     c.Grading.scheduler_timeout = 30  # seconds to wait for that scheduler
     c.Grading.pooled_gradebook = True     # speed-ups with nbgrader's internals (coursetools.grading.adapters): on by
     c.Grading.cached_validation = True    # default with the nbgrader they were tested with, off with any other
     c.Grading.in_process_alembic = True
     c.Grading.fast_feedback_html = True
 """
-from traitlets import Bool, Enum, Float, Integer, Unicode
+from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Configurable
-
-KERNEL_SOURCES = ('forked', 'cold')
 
 
 class Grading(Configurable):
@@ -25,9 +22,6 @@ class Grading(Configurable):
     scheduler_timeout = Float(30, help='Seconds to wait for the scheduler given before giving up with a one-line '
                                        'message.').tag(config=True)
     workers = Integer(0, help='Notebooks executed at once on the LocalCluster (0: cores + 1).').tag(config=True)
-    kernels = Enum(KERNEL_SOURCES, 'forked', help="Where kernels come from: 'forked' from a warm sandboxed fork "
-                                                       "server, or 'cold' (plain nbgrader's way, and where no fork "
-                                                       "server can start).").tag(config=True)
     pooled_gradebook = Bool(True, help='Let nbgrader share one gradebook connection for the run and commit once '
                                         'per notebook (coursetools.grading.adapters).').tag(config=True)
     cached_validation = Bool(True, help="Compile nbgrader's cell-metadata schema once instead of once per "

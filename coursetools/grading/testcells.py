@@ -19,7 +19,7 @@ from typing import Optional
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.judge import answers
-from coursetools.sandbox import kernel_agent
+from coursetools.sandbox.inside import kernel_agent
 from coursetools.grading.channel import KernelGone, cap_error, channel_broken, error_output, mb
 from coursetools.judge.checker_host import CheckerError, CheckerServer, TrustedCells
 from coursetools.grading.course import checks_modules

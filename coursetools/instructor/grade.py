@@ -2,7 +2,7 @@
 of marks per task, the reports, and how long each phase took.
 
     python -m coursetools.instructor.grade [ASSIGNMENT ...] [--course DIR] [--sequential] [--scheduler ADDR] [--workers N]
-                                [--kernels forked|cold] [--db URL] [--student ID ...] [--force]
+                                [--db URL] [--student ID ...] [--force]
                                 [--SomeNbgraderClass.setting=value ...]
 
 The course is the current folder (or --course). Release, feedback and export are nbgrader's own commands, as an
@@ -25,9 +25,8 @@ import time
 
 from coursetools.instructor import commands, democlass, marks, preflight, repair, roster, unchanged
 from coursetools.grading import cluster
-from coursetools.grading.settings import KERNEL_SOURCES
-from coursetools.sandbox import bubblewrap as sandbox
-from coursetools.sandbox.workdir import remove_tree
+from coursetools.sandbox.host import bubblewrap as sandbox
+from coursetools.sandbox.host.files import remove_tree
 from coursetools.grading.course import STUDENT_ID_RULE, Course
 from coursetools.grading.run import NoWorkerCanGrade
 from coursetools.grading.progress import Phases, printable, printable_lines
@@ -338,8 +337,6 @@ def main(argv=None):
     parser.add_argument('--scheduler-timeout', type=float, help='seconds to wait for --scheduler before giving up '
                         '(default: c.Grading.scheduler_timeout, 30)')
     parser.add_argument('--workers', type=int, help='notebooks at once on the LocalCluster (default: cores + 1)')
-    parser.add_argument('--kernels', choices=KERNEL_SOURCES,
-                        help='where kernels come from (default: c.Grading.kernels, forked)')
     parser.add_argument('--sequential', action='store_true',
                         help='grade one notebook at a time with plain `nbgrader autograde` instead of Dask')
     parser.add_argument('--student', action='append', dest='students', metavar='ID',
@@ -357,8 +354,8 @@ def main(argv=None):
     course = Course.at(args.course)
     os.chdir(course.root)       # nbgrader reads nbgrader_config.py from the current folder
     started = time.perf_counter()
-    settings = {key: value for key, value in (('scheduler', args.scheduler), ('workers', args.workers),
-                                               ('kernels', args.kernels)) if value is not None}
+    settings = {key: value for key, value in (('scheduler', args.scheduler), ('workers', args.workers))
+                if value is not None}
     if not args.sequential:
         settings['progress'] = not args.no_progress
     if args.scheduler_timeout is not None:

@@ -11,7 +11,7 @@ import contextlib
 import json
 import keyword
 
-from coursetools.sandbox import kernel_agent
+from coursetools.sandbox.inside import kernel_agent
 
 MAX_ANSWER_CHARS = 16 * 1024 ** 2     # also refused on arrival, by the executor
 _BASES = {base.__name__: base for base in (int, float, str, tuple, list, set, frozenset, dict)}

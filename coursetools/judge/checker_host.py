@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 
 from coursetools.judge import checker_plan, frames
-from coursetools.sandbox.bubblewrap import stop_process
+from coursetools.sandbox.host.bubblewrap import stop_process
 
 READY_TIMEOUT = 60
 REPORT_GRACE = 5.0   # seconds the checker has to finish a cell after its kernel call ran out of time

@@ -93,7 +93,7 @@ def answer_table(reference, arguments):
     """JSON text of {the kernel agent's key of a call: JSON text of the correct answer} for each argument tuple
     `arguments()` gives, computed by `reference`."""
     if (reference, arguments) not in _TABLES:
-        from coursetools.sandbox import kernel_agent
+        from coursetools.sandbox.inside import kernel_agent
         text = json.JSONEncoder(separators=(',', ':')).encode         # one encoder for the whole table
         table = {kernel_agent.table_key(args): text(kernel_agent.encode(reference(*args), [kernel_agent.MAX_NODES]))
                  for args in arguments()}

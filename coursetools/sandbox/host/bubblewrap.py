@@ -11,11 +11,14 @@ Layout seen by a sandboxed kernel::
     /etc/{passwd,group,hosts,...}     read-only, a minimal subset
     <sys.base_prefix>                 read-only (the Python installation)
     <sys.prefix>                      read-only (the course venv, and only it)
-    /home/student                     private tmpfs, HOME
-    /home/student/<submission>        writable *copy* of the submission folder, cwd
-    /tmp                              private tmpfs
-    <connection dir>                  per-kernel dir with the connection file and
-                                      the ZeroMQ ipc sockets (read-write)
+    /opt/grader/launcher.py           read-only, the launcher (coursetools/sandbox/inside/launcher.py)
+    /opt/grader/submission            read-only, the grader's copy of the submission
+    /home/student                     private tmpfs of a fixed size, HOME
+    /home/student/<submission>        the launcher's copy of the submission, cwd
+    /tmp, /dev/shm                    private tmpfs of a fixed size each
+    <kernel folder>/kernel.json       read-only, the connection file (the grader's)
+    <kernel folder>/sockets           the ZeroMQ ipc sockets: the kernel's until it is
+                                      ready, then root's (the one host folder it writes)
     /proc                             fresh procfs of a private PID namespace
     /dev                              minimal devtmpfs (null, zero, urandom, ...)
 
@@ -24,7 +27,8 @@ UTS, cgroup; ``--die-with-parent`` and ``--new-session``; the environment is
 cleared.  When the grader runs as root, a tiny launcher inside the sandbox
 drops to a throw-away uid/gid (no capabilities, ``no_new_privs`` is set by
 bwrap) before starting the kernel; otherwise bwrap's unprivileged user
-namespace is used.  Resource limits (rlimits) are applied by that launcher.
+namespace is used.  Resource limits (rlimits) are applied by that launcher.  Everything the
+sandbox started dies with its PID namespace, and its IPC objects with its IPC namespace.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import shutil
 import subprocess
 import sys
@@ -40,7 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from coursetools.sandbox.workdir import chown_tree
+from coursetools.sandbox.host import uids
+from coursetools.sandbox.inside import launcher as _launcher
 
 #: environment variable that disables the sandbox (documented opt-out)
 UNSANDBOXED_ENV = "COURSE_GRADE_UNSANDBOXED"
@@ -48,8 +52,10 @@ UNSANDBOXED_ENV = "COURSE_GRADE_UNSANDBOXED"
 #: where the private copy of the submission is mounted inside the sandbox
 SANDBOX_HOME = "/home/student"
 
-#: where the grader's own programs (the fork server) are, read-only, inside the sandbox
+#: where the grader's own programs and the submission are, read-only, inside the sandbox
 PROGRAMS = "/opt/grader"
+LAUNCHER = f"{PROGRAMS}/launcher.py"
+SUBMISSION = f"{PROGRAMS}/submission"
 
 #: /etc files a Python kernel may reasonably need (missing ones are skipped)
 ETC_FILES = (
@@ -75,6 +81,7 @@ class Limits:
     max_processes: Optional[int] = 64              # RLIMIT_NPROC (only exact with a private uid)
     file_size_bytes: Optional[int] = 50 * 1024**2  # RLIMIT_FSIZE
     open_files: Optional[int] = 1024               # RLIMIT_NOFILE
+    scratch_bytes: Optional[int] = 256 * 1024**2   # each of HOME (the working folder), /tmp and /dev/shm: tmpfs size
 
     def rlimits(self, nproc_offset: int = 0) -> dict:
         """Mapping ``resource.RLIMIT_* name -> (soft, hard)`` for the launcher."""
@@ -93,33 +100,11 @@ class Limits:
         return out
 
 
-# The launcher runs *inside* the sandbox (python -I -S -c LAUNCHER cfg -- cmd...):
-# it applies the rlimits, drops root to a throw-away uid and then execs the kernel.
-LAUNCHER = r"""
-import json, os, resource, sys
-cfg = json.loads(sys.argv[1]); cmd = sys.argv[3:]
-for name, (soft, hard) in cfg["rlimits"].items():
-    resource.setrlimit(getattr(resource, name), (soft, hard))
-uid = cfg.get("uid")
-if uid is not None and os.getuid() == 0:
-    os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
-    if os.getuid() != uid or os.geteuid() != uid:
-        sys.exit("sandbox launcher: could not drop privileges")
-    with open("/proc/self/status") as f:
-        caps = {l.split(":")[0]: int(l.split()[1], 16) for l in f if l.startswith("Cap")}
-    if caps.get("CapEff") or caps.get("CapPrm") or caps.get("CapAmb"):
-        sys.exit("sandbox launcher: capabilities left after dropping root")
-for d in cfg.get("mkdirs", []):
-    os.makedirs(d, exist_ok=True)
-os.execv(cmd[0], cmd)
-"""
-
-
-def launcher_command(cmd: Sequence[str], rlimits: Mapping, uid: Optional[int] = None,
-                     mkdirs: Iterable[str] = (), python: Optional[str] = None) -> list[str]:
-    """``python -I -S -c LAUNCHER <json> -- cmd...`` (usable with or without bwrap)."""
-    cfg = {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid, "mkdirs": list(mkdirs)}
-    return [python or sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg), "--", *cmd]
+def launcher_command(cmd: Sequence[str], rlimits: Mapping, uid: Optional[int] = None, mkdirs: Iterable[str] = (),
+                     launcher: str = _launcher.__file__, **placed) -> list[str]:
+    """``python -I -S launcher.py <json> -- cmd...``; `placed`: `submission` and `workdir` inside a sandbox."""
+    cfg = {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid, "mkdirs": list(mkdirs), **placed}
+    return [sys.executable, "-I", "-S", launcher, json.dumps(cfg), "--", *cmd]
 
 
 def find_bwrap() -> Optional[str]:
@@ -141,25 +126,18 @@ def hidden_paths() -> list[str]:
     return [f for f in folders if any(f == b or f.startswith(b.rstrip("/") + "/") for b in bound)]
 
 
-def pick_sandbox_uid() -> Optional[int]:
-    """A throw-away uid for the kernel when we are root (so RLIMIT_NPROC counts only its
-    own processes and it owns nothing on the host); ``None`` when not root."""
-    return 200_000 + secrets.randbelow(1_000_000) if os.geteuid() == 0 else None
-
-
 @dataclass
 class SandboxLayout:
-    """What to mount where.  ``workdir`` is the host path of the private copy."""
+    """What to mount where: the grader's copy of the submission (read-only; the launcher copies it to
+    `inner_workdir`), the connection file (read-only) and the sockets folder (read-write), both at their host
+    paths, which lie in a folder only the grader can write (`coursetools.sandbox.host.files`)."""
 
-    workdir: str
-    conn_dir: str
-    sandbox_workdir: Optional[str] = None          # default: /home/student/<basename>
+    submission: str
+    connection_file: str
+    sockets: str
+    inner_workdir: str
     extra_ro_binds: Sequence[str] = ()
     env: Mapping[str, str] = field(default_factory=dict)
-    programs: Mapping[str, str] = field(default_factory=dict)   # name -> host file, read-only at PROGRAMS/name
-
-    def inner_workdir(self) -> str:
-        return self.sandbox_workdir or f"{SANDBOX_HOME}/{Path(self.workdir).name or 'submission'}"
 
 
 def _python_paths() -> list[str]:
@@ -212,7 +190,7 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
     if not bwrap:
         raise SandboxUnavailable(_bwrap_missing_msg())
     limits = limits or Limits()
-    inner = layout.inner_workdir()
+    inner = layout.inner_workdir
     args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
             "--hostname", "grading-sandbox", "--clearenv"]
@@ -221,7 +199,7 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
     args += _system_args()
     # The private /tmp comes before the read-only binds: a course checked out under /tmp (a CI clone, say)
     # must stay visible on top of it.
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev", *_sized(limits, "1777", "/tmp"), *_sized(limits, "1777", "/dev/shm")]
     ro = _python_paths() + list(layout.extra_ro_binds)
     seen: set = set()
     made: set = {"/"}
@@ -239,15 +217,13 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
         args += ["--ro-bind", p, p]
     for folder in hidden_paths():
         args += ["--tmpfs", folder]
-    if layout.programs:
-        args += ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", PROGRAMS]
-        for name, source in layout.programs.items():
-            args += ["--ro-bind", source, f"{PROGRAMS}/{name}"]
-    args += ["--perms", "0777", "--tmpfs", SANDBOX_HOME,
-             "--bind", layout.workdir, inner,
-             *_parent_dirs(layout.conn_dir, made),
-             "--bind", layout.conn_dir, layout.conn_dir,
-             "--chdir", inner]
+    args += ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", PROGRAMS,
+             "--ro-bind", _launcher.__file__, LAUNCHER, "--ro-bind", layout.submission, SUBMISSION,
+             *_sized(limits, "0777", SANDBOX_HOME),
+             *_parent_dirs(layout.sockets, made),
+             "--ro-bind", layout.connection_file, layout.connection_file,
+             "--bind", layout.sockets, layout.sockets,
+             "--chdir", SANDBOX_HOME]
     env = base_env()
     env.update(layout.env)
     for k, v in env.items():
@@ -255,9 +231,15 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
     # Without a private uid, RLIMIT_NPROC counts every process of our uid on the host:
     # allow for the ones that already exist.
     offset = 0 if uid is not None else _count_own_processes()
-    launcher = launcher_command(cmd, limits.rlimits(nproc_offset=offset), uid=uid,
-                                mkdirs=[env["HOME"] + "/.cache"])
+    launcher = launcher_command(cmd, limits.rlimits(nproc_offset=offset), uid=uid, mkdirs=[env["HOME"] + "/.cache"],
+                                launcher=LAUNCHER, submission=SUBMISSION, workdir=inner)
     return args + ["--", *launcher]
+
+
+def _sized(limits: Limits, mode: str, path: str) -> list[str]:
+    """A private tmpfs at `path`, of `limits.scratch_bytes` when set: what a notebook writes there counts."""
+    size = ["--size", str(int(limits.scratch_bytes))] if limits.scratch_bytes else []
+    return ["--perms", mode, *size, "--tmpfs", path]
 
 
 def _parent_dirs(path: str, made: set) -> list[str]:
@@ -311,21 +293,23 @@ def _probe() -> Optional[str]:
     if not bwrap:
         return _bwrap_missing_msg()
     import tempfile
-    with tempfile.TemporaryDirectory(prefix="nbsbx-probe-") as tmp:
-        work = os.path.join(tmp, "work")
-        conn = os.path.join(tmp, "conn")
-        os.mkdir(work)
-        os.mkdir(conn)
-        uid = pick_sandbox_uid()
-        if uid is not None:
-            chown_tree(work, uid)
-            chown_tree(conn, uid)
+    with tempfile.TemporaryDirectory(prefix="nbsbx-probe-") as tmp, uids.lease() as lease:
+        submission, sockets = os.path.join(tmp, "submission"), os.path.join(tmp, "sockets")
+        connection = os.path.join(tmp, "kernel.json")
+        os.mkdir(submission)
+        os.mkdir(sockets)
+        with open(connection, "w") as f:
+            f.write("{}")
+        os.chmod(connection, 0o644)
+        if lease.uid is not None:
+            os.chown(sockets, lease.uid, lease.uid)
         code = ("import os, socket\nopen('probe.txt', 'w').write('ok')\n"
-                "print(os.getuid(), len(os.listdir('/proc')) < 10)\n"
+                "print(os.getuid(), len(os.listdir('/proc')) < 10, os.path.exists('probe.txt'))\n"
                 "try:\n    import coursetools.checks\n    print('course package importable')\n"
                 "except ImportError:\n    print('course package hidden')")
-        cmd = build_command([sys.executable, "-c", code], SandboxLayout(work, conn),
-                            Limits(max_processes=None), uid=uid, bwrap=bwrap)
+        layout = SandboxLayout(submission, connection, sockets, f"{SANDBOX_HOME}/probe")
+        cmd = build_command([sys.executable, "-c", code], layout, Limits(max_processes=None), uid=lease.uid,
+                            bwrap=bwrap)
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as e:
@@ -340,9 +324,10 @@ def _probe() -> Optional[str]:
                         "somewhere they are allowed)")
             return (f"bwrap could not start a sandboxed Python (exit {res.returncode}): {err}{hint}. "
                     f"Fix this, or opt out with {UNSANDBOXED_ENV}=1 (see docs/sandbox.md).")
-        if not os.path.exists(os.path.join(work, "probe.txt")):
+        lines = res.stdout.strip().splitlines()
+        if not lines or not lines[0].endswith("True"):
             return "the sandboxed process could not write to its working directory"
-        if not res.stdout.strip().endswith("course package hidden"):
+        if lines[-1] != "course package hidden":
             return ("the course package (hidden checks, oracle) is importable inside the sandbox; it must not be "
                     f"({res.stdout.strip()})")
     return None
@@ -366,22 +351,13 @@ def stop_process(process, grace: float = 5) -> None:
         process.wait()
 
 
-def log_tail(path, n: int = 2000) -> str:
-    """The last `n` bytes of a sandboxed process's log, as text ('' when there is none)."""
-    try:
-        with open(path, 'rb') as f:
-            return f.read()[-n:].decode('utf-8', 'replace')
-    except (TypeError, OSError):
-        return ''
-
-
 def unsandboxed_requested() -> bool:
     """The explicit opt-out: COURSE_GRADE_UNSANDBOXED set to 1, true, yes or on (any case). The one place that
     reads it, so that `make grade`'s warning and the executor always agree."""
     return os.environ.get(UNSANDBOXED_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-if __name__ == "__main__":  # python -m coursetools.sandbox.bubblewrap  -> report whether it works
+if __name__ == "__main__":  # python -m coursetools.sandbox.host.bubblewrap  -> report whether it works
     r = probe()
     print("sandbox OK" if r is None else f"sandbox unavailable: {r}")
     sys.exit(0 if r is None else 1)
