@@ -12,7 +12,6 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from conftest import ROOT, needs_sandbox
 from coursetools.instructor import grade
-from coursetools.grading import kernels
 from coursetools.sandbox.host import bubblewrap as sandbox
 from coursetools.grading.execute import SandboxedExecute
 
@@ -38,23 +37,15 @@ def test_other_values_keep_the_sandbox(monkeypatch, capsys, value):
     assert SandboxedExecute().sandboxed is True
 
 
-def source_of(kind, executor):
-    if kind == 'forked':
-        return kernels.ForkedKernels(executor, 'submission')
-    return kernels.ColdKernels()
-
-
 @needs_sandbox
-@pytest.mark.parametrize('kind', ['cold', 'forked'])
-def test_every_kernel_knows_it_is_being_graded(tmp_path, monkeypatch, kind):
+def test_every_kernel_knows_it_is_being_graded(tmp_path, monkeypatch):
     monkeypatch.delenv('NBGRADER_EXECUTION', raising=False)
     folder = tmp_path / 'submission'
     folder.mkdir()
     executor = SandboxedExecute()
-    executor.kernel_source = source_of(kind, executor)
     printed = []
 
-    async def twice():       # the second notebook's kernel is forked from a server that served the first
+    async def twice():
         try:
             for _ in range(2):
                 nb = new_notebook(cells=[new_code_cell("import os\nprint(os.environ.get('NBGRADER_EXECUTION'))")])
@@ -73,7 +64,7 @@ def test_no_code_sets_the_grading_environment_for_the_whole_process():
         text = path.read_text()
         assert not re.search(r"os\.environ\[['\"]NBGRADER_EXECUTION['\"]\]\s*=", text), path
         assert 'setenv(NBGRADER_EXECUTION' not in text, path
-        assert not re.search(r'\bos\.chdir\(', text) or path.name in ('grade.py', 'forkserver_inside.py'), path
+        assert not re.search(r'\bos\.chdir\(', text) or path.name in ('grade.py', 'launcher.py'), path
 
 
 def test_tests_fail_rather_than_skip():

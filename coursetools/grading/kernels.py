@@ -27,6 +27,9 @@ from coursetools.sandbox.host import bubblewrap as sbx
 from coursetools.sandbox.host import uids
 from coursetools.sandbox.host.files import KernelFolder, NotebookFolder
 
+#: bytes a temporary folder's path may have: a Unix socket's path holds 107, and a kernel's sockets are at
+#: <temp>/nbsbx-XXXXXXXX/kernelNNN/sockets/k-N
+SOCKET_ROOM = 107 - len('/nbsbx-XXXXXXXX/kernel999/sockets/k-9')
 GONE_TIMEOUT = 10       # seconds a killed sandbox's processes get to be gone; they take milliseconds
 
 
