@@ -1,5 +1,6 @@
 """The trusted checker's own rules, without a kernel: the order test cells run in, which answers a kernel may be
 given and when, and the limits of a session."""
+import os
 import pathlib
 import subprocess
 import sys
@@ -97,3 +98,80 @@ def test_a_checker_server_whose_grading_process_is_gone_leaves_no_folder_behind(
     process.wait(timeout=30)
     server.process = server.folder = None
     assert not pathlib.Path(folder).exists()
+    server.close()                  # its uid's lease
+
+
+def _status(pid):
+    """The fields of /proc/<pid>/status, as text."""
+    with open(f'/proc/{pid}/status') as file:
+        return dict((part.strip() for part in line.split(':', 1)) for line in file if ':' in line)
+
+
+def _assert_runs_as(pid, uid):
+    status = _status(pid)
+    assert status['Uid'].split() == [str(uid)] * 4 and status['Gid'].split() == [str(uid)] * 4, status
+    assert set(status['Groups'].split()) <= {str(uid)}, status['Groups']
+    if uid != 0:
+        assert int(status['CapEff'], 16) == int(status['CapPrm'], 16) == int(status['CapAmb'], 16) == 0, status
+        assert status['NoNewPrivs'] == '1'
+
+
+def test_a_root_grader_starts_each_checker_server_as_a_throw_away_uid_of_its_own():
+    """The checker server runs the test cells and reads the students' answers: as root, a flaw there would give
+    the grading machine away. Each live server has its own uid, with no group and no capability."""
+    from coursetools.judge.checker_host import CheckerServer
+    servers = [CheckerServer(), CheckerServer()]
+    try:
+        for server in servers:
+            server.start()
+        uids = [server.lease.uid for server in servers]
+        if os.geteuid() == 0:
+            assert None not in uids and 0 not in uids and uids[0] != uids[1]
+        else:
+            assert uids == [None, None]
+        for server, uid in zip(servers, uids):
+            assert server.alive
+            _assert_runs_as(server.pid, os.getuid() if uid is None else uid)
+            assert os.stat(server.socket_path).st_uid == (os.getuid() if uid is None else uid)
+    finally:
+        for server in servers:
+            server.close()
+    assert all(server.lease is None and server.pid is None for server in servers)
+
+
+def test_a_session_of_a_checker_server_that_dropped_root_still_runs_a_test_cell():
+    """What a session does after the drop (import the checks, ask the kernel, judge) works as the server's uid,
+    and the session, forked from the server, is that uid too."""
+    import asyncio
+    import json
+    from coursetools.grading.course import checks_modules
+    from coursetools.judge.checker_host import CheckerServer, TrustedCells
+    server = CheckerServer(warm=checks_modules('noughts_and_crosses')).start()
+    asked = []
+
+    async def kernel(request, deadline):         # the kernel's side: double(2) is 4
+        asked.append(json.loads(request)['function'])
+        return {'text': json.dumps({'results': [4]})}
+    trusted = TrustedCells('doubling', {'double-works': "assert double(2) == 4\nprint('double works')"}, [],
+                           ['double'])
+    try:
+        session = server.session()
+        try:
+            _assert_runs_as(session.pid, os.getuid() if server.lease.uid is None else server.lease.uid)
+            errors, order = session.begin(trusted)
+            outputs, notes = asyncio.run(session.run_cell(trusted, 'double-works', kernel, None))
+        finally:
+            session.close()
+    finally:
+        server.close()
+    assert (errors, order, asked, notes) == ([], ['double-works'], ['double'], [])
+    assert outputs == [{'output_type': 'stream', 'name': 'stdout', 'text': 'double works\n'}]
+
+
+def test_a_checker_server_that_is_not_the_uid_it_was_meant_to_be_does_not_start():
+    """The server checks the drop itself: one still root (or any other uid) exits, saying why."""
+    code = 'from coursetools.judge.checker_server import main; main(%d)' % (os.getuid() + 1)
+    result = subprocess.run([sys.executable, '-c', code, '/nonexistent/checker.sock'], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and 'checker server: not started, as it is not uid' in result.stderr, result
+    assert not result.stdout

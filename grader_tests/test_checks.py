@@ -140,10 +140,14 @@ def test_memoized_score_is_called_once_per_position():
 
     namespace = {'score': counting}
     restore = hidden.isolate(namespace, testing='score')
-    board = oracle.reachable_positions()[100]
-    assert namespace['score'](board, 'x') == namespace['score'](board, 'x')
+    board = oracle.reachable_positions()[100]          # x to move, and x wins
+    first = namespace['score'](board, 'x')
+    second = namespace['score'](board, 'x')
     restore()
-    assert len(calls) == 1 and namespace['score'] is counting
+    value, move = first
+    assert value == oracle.value(board, 'x') == 1 and move in oracle.optimal_moves(board, 'x')    # the right answer
+    assert second == first and calls == [board]        # the second from the memo: one call of the function
+    assert namespace['score'] is counting
 
 
 def test_boards_given_as_lists_are_remembered_too_and_never_confused_with_tuples():

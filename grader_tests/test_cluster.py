@@ -123,7 +123,7 @@ def test_one_healthy_worker_among_broken_ones_grades_the_class_as_a_local_run_do
     plugin = pool.SLOTS_PLUGIN          # a name, not the module: a broken worker cannot import the course
     with Client(cluster.address, timeout='30s') as client:     # still up, and nothing left running on it
         left = client.run(lambda dask_worker: len(getattr(dask_worker.plugins.get(plugin), 'all', ())))
-    assert len(left) == 6 and set(left.values()) == {0}, left   # no kernel, fork server or checker left
+    assert len(left) == 6 and set(left.values()) == {0}, left   # no kernel or checker left
 
 
 def test_a_cluster_whose_only_worker_cannot_grade_records_nobody(cluster, tmp_path):

@@ -1,5 +1,5 @@
 """Parallel autograding (coursetools.grading.run) gives the same marks as plain `nbgrader autograde`, cell for cell,
-whichever way its kernels start (forked, started ahead, cold), with or without its speed-ups, on a LocalCluster
+with its workers started ahead or not, with or without its speed-ups, on a LocalCluster
 (test_cluster.py grades on an existing Dask cluster), and reports a submission it cannot read without stopping."""
 import io
 import os
@@ -74,7 +74,7 @@ def autograde(course, monkeypatch, **options):
 
 
 def slot_processes():
-    """Pids of the grading slots' fork servers and checkers (Pythons; not the bubblewrap around them)."""
+    """Pids of the grading workers' checker servers (Pythons)."""
     found, mine = [], descendants()
     for entry in os.listdir('/proc'):
         if not entry.isdigit() or int(entry) not in mine:
@@ -84,7 +84,7 @@ def slot_processes():
         except OSError:
             continue
         if entry.isdigit() and os.path.basename(argv[0]).startswith(b'python') and any(
-                b'fork_server.py' in arg or b'coursetools.judge.checker_server import main' in arg for arg in argv):
+                b'coursetools.judge.checker_server import main' in arg for arg in argv):
             found.append(int(entry))
     return found
 
@@ -105,35 +105,24 @@ def listening_beyond_this_machine():
 
 def test_workers_started_ahead_are_warm_before_grading_and_gone_after(released, tmp_path, monkeypatch):
     """`make grade` starts autograde's workers before it releases the assignment (`grading.start`): each slot's
-    fork server and checker run before grading begins, and none is left once the run is closed, whether it
+    checker server runs before grading begins, and none is left once the run is closed, whether it
     graded or was given up before (a release that failed)."""
     course = shutil.copytree(released, tmp_path / 'ahead')
     monkeypatch.chdir(course)
     assert slot_processes() == []
     given_up = grading.start(ASSIGNMENT, workers=2, progress=False)
-    assert until(lambda: len(slot_processes()) == 3, 60), slot_processes()    # 2 fork servers, 1 checker server
+    assert until(lambda: len(slot_processes()) == 1, 60), slot_processes()    # the worker's checker server
     given_up.close()
     assert until(lambda: slot_processes() == [], 10), slot_processes()
 
     run = grading.start(ASSIGNMENT, workers=2, students=['ada', 'cat'], progress=False)
-    assert until(lambda: len(slot_processes()) == 3, 60), slot_processes()
+    assert until(lambda: len(slot_processes()) == 1, 60), slot_processes()
     assert listening_beyond_this_machine() == []        # Dask's HTTP pages (task keys name students) included
     report = run.run()
     run.close()
     assert until(lambda: slot_processes() == [], 10), slot_processes()
     assert report.failed == [] and report.workers == 2
     assert task_marks(course) == {s: EXPECTED[s] for s in ('ada', 'cat')}
-
-
-def test_cold_kernels_give_the_same_marks(released, tmp_path, monkeypatch):
-    """Cold kernels (plain nbgrader's, and where no fork server can start) against the expected marks."""
-    kernels = 'cold'
-    course = shutil.copytree(released, tmp_path / kernels)
-    students = ['ada', 'eve', 'max']
-    report = autograde(course, monkeypatch, students=students, kernels=kernels, progress=False)
-    assert report.failed == []
-    assert {t['kernels'] for t in report.timings} == {kernels}
-    assert task_marks(course) == {s: EXPECTED[s] for s in students}
 
 
 def test_unreadable_notebook_is_reported_and_the_others_are_graded(released, tmp_path, monkeypatch):

@@ -273,8 +273,8 @@ for folder in (home, '/tmp', '/dev/shm'):
     except OSError:
         pass
 """
-# Freezes its kernel's fork server (the kernel's parent when forked), then kills its own kernel in a later cell:
-# the grader must replace the frozen server to go on, and marks are the exiter's.
+# Freezes its kernel's parent (once a fork server; now the sandbox's init, pid 1, which it leaves alone), then kills
+# its own kernel in a later cell: the grader must go on, and marks are the exiter's.
 FREEZE = """
 import os, signal
 if os.getppid() != 1:

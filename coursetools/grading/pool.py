@@ -16,6 +16,8 @@ course's Python environment.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import logging
 import os
 import stat
@@ -63,6 +65,21 @@ class ExecutionJob:
     trusted: object = None          # coursetools.judge.checker_host.TrustedCells, or None
     submitted: float = field(default_factory=time.time)
 
+    def bound(self, margin: float = 300) -> Optional[float]:
+        """Seconds a worker may take over this notebook before the grading process gives up on it, from the executor's
+        settings: its own cells stop once `notebook_timeout` is spent (the last begun taking up to `timeout` and
+        `interrupt_grace_period`), each test cell takes as long at most, a kernel starts within `startup_timeout` up
+        to `max_kernel_restarts` + 1 times, then `margin`. Generous on purpose (about 4,100 s with the defaults and 12
+        test cells, where a notebook takes seconds): it is for a grader that hangs, never for a slow student, whom
+        the executor's limits stop. None (no bound) if `notebook_timeout` or `timeout` is off."""
+        get = self.run.traits.get
+        if not get('notebook_timeout') or not get('timeout'):
+            return None
+        tests = len(self.trusted.tests) if self.trusted else sum(c.get('cell_type') == 'code' for c in self.nb.cells)
+        cell = get('timeout') + (get('interrupt_grace_period') or 0)
+        starts = ((get('max_kernel_restarts') or 0) + 1) * (get('startup_timeout') or 60)
+        return get('notebook_timeout') + cell * (tests + 1) + starts + margin
+
 
 @dataclass
 class ExecutionResult:
@@ -91,18 +108,46 @@ def snapshot(folder: str) -> dict:
 
 
 def materialize(files: dict, folder: str) -> None:
+    """Write a job's files (`snapshot`) under `folder`, and nowhere else: the worker may run as root, and with
+    --scheduler jobs come over the network. Every entry is checked before any is written (a relative path without
+    empty, '.' or '..' components, inside no entry but a folder: not through a link); each is made from a
+    descriptor of its folder, reached without following links, and files are created new (O_EXCL|O_NOFOLLOW). A
+    link entry is made as a link (the sandbox copies links as links). ValueError names an entry refused."""
     for rel, (kind, data, mode) in files.items():
-        path = os.path.join(folder, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if kind == 'dir':
-            os.makedirs(path, exist_ok=True)
-            os.chmod(path, mode)
-        elif kind == 'link':
-            os.symlink(data, path)
-        else:
-            with open(path, 'wb') as f:
-                f.write(data)
-            os.chmod(path, mode)
+        parts = rel.split('/') if isinstance(rel, str) else ['']
+        above = [path for path in ('/'.join(parts[:n]) for n in range(1, len(parts)))
+                 if files.get(path, ('dir',))[0] != 'dir']
+        if {'', '.', '..'} & set(parts) or rel.startswith('/') or '\0' in rel or kind not in ('file', 'dir', 'link'):
+            raise ValueError(f"job file {rel!r} refused: not a file, folder or link at a relative path without empty, "
+                             "'.' or '..' components")
+        if above:
+            raise ValueError(f'job file {rel!r} refused: it is inside {above[0]!r}, a {files[above[0]][0]}, not a '
+                             'folder')
+    for rel, (kind, data, mode) in files.items():
+        parts, fds = rel.split('/'), [os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+        try:
+            for name in parts[:-1] + (parts[-1:] if kind == 'dir' else []):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=fds[-1])
+                fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fds[-1]))
+            if kind == 'link':
+                os.symlink(data, parts[-1], dir_fd=fds[-1])
+            elif kind == 'file':
+                fds.append(os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                   0o600, dir_fd=fds[-1]))
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fds[-1], view):]
+            if kind != 'link':
+                os.fchmod(fds[-1], mode)
+        except OSError as error:
+            if error.errno not in (errno.EEXIST, errno.ELOOP, errno.ENOTDIR):
+                raise
+            raise ValueError(f'job file {rel!r} refused: a link or another file is in its way on disk '
+                             f'({error.strerror})') from None
+        finally:
+            for fd in fds:
+                os.close(fd)
 
 
 def attention_notes(nb) -> list:

@@ -20,6 +20,7 @@ import traceback
 import uuid
 import warnings
 from dataclasses import dataclass, field
+from typing import Optional
 
 from coursetools.grading import adapters
 from coursetools.grading import cluster, pool
@@ -28,8 +29,30 @@ from coursetools.grading.progress import Progress
 from coursetools.grading.settings import Grading
 
 
+
 class NoWorkerCanGrade(RuntimeError):
     """Every worker of the cluster failed its check (or none is connected)."""
+
+
+class Overdue(RuntimeError):
+    """A notebook out on a worker for longer than its bound (`job_bound`): the grader's fault, not the student's."""
+
+
+MARGIN = 300        # seconds: beyond the executor's own limits in `job_bound`; to prove the workers; to stop them
+
+
+def job_bound(traits: dict, tests: int) -> Optional[float]:
+    """Seconds a worker may take over a notebook with `tests` test cells before the run gives up on it, from the
+    executor's settings (`traits`): its own cells stop once `notebook_timeout` is spent (the last begun taking up to
+    `timeout` and `interrupt_grace_period`), each test cell takes as long at most, a kernel starts within
+    `startup_timeout` up to `max_kernel_restarts` + 1 times, then `MARGIN`. Generous on purpose (about 4,100 s with
+    the defaults and 12 test cells, where a notebook takes seconds): it is for a grader that hangs, never for a slow
+    student, whom the executor's limits stop. None (no bound) if `notebook_timeout` or `timeout` is off."""
+    limit, cell = traits.get('notebook_timeout'), traits.get('timeout')
+    if not limit or not cell:
+        return None
+    starts = ((traits.get('max_kernel_restarts') or 0) + 1) * (traits.get('startup_timeout') or 60)
+    return limit + (cell + (traits.get('interrupt_grace_period') or 0)) * (tests + 1) + starts + MARGIN
 
 
 @dataclass
@@ -45,6 +68,7 @@ class RunReport:
     workers: int = 0
     bad_workers: dict = field(default_factory=dict)     # address -> why it may not grade
     unfinished: list = field(default_factory=list)      # students not graded because of the workers
+    grader_faults: list = field(default_factory=list)   # students not graded because of the grader: errors, `Overdue`
 
     def note(self, student, note):
         notes = self.notes.setdefault(student, [])
@@ -95,7 +119,7 @@ class Run:
             min(cluster.default_workers(), notebooks) if notebooks and not self.scheduler else None)
         self.show_progress, self.stream = progress, stream
         self.cluster = None
-        self.pending = {}
+        self.pending = {}           # future -> (submission, prepared, notebook, results, job, attempt, completed, clock)
         self.spec = None
         executor = self.pipeline.executor
         if executor is not None:
@@ -137,12 +161,11 @@ class Run:
         """Wait until the workers have stopped (stop them if `run` has not begun to)."""
         if self.closing is None:
             self._stop_workers()
-        else:
-            self.closing.join()
+        else:           # a worker that does not stop in time is left to end with this process
+            self.closing.join(MARGIN)
 
     def _stop_workers(self):
-        if self.starter.is_alive():
-            self.starter.join()
+        self.starter.join(self.settings.scheduler_timeout + MARGIN)
         running, self.cluster = self.cluster, None
         if running is not None:
             running.close(self.spec.token if self.spec else None)
@@ -219,7 +242,14 @@ class Run:
         while len(self.pending) > keep:
             batch = completed.next_batch(block=False)
             for future in batch:
-                self._collect(future)
+                if future in self.pending:          # not one given up on below
+                    self._collect(future)
+            now = time.monotonic()      # Dask starts them in the order sent: the oldest, one per slot, are running
+            for future in list(self.pending)[:max(self.cluster.threads, 1)]:
+                clock = self.pending[future][-1]        # [bound, when it may have begun]
+                clock[1] = clock[1] or now
+                if clock[0] and now - clock[1] > clock[0]:
+                    self._collect(future, overdue=clock[0])
             if batch or time.monotonic() - checked < 2:
                 time.sleep(0.02 if not batch else 0)
                 continue
@@ -236,7 +266,9 @@ class Run:
 
     def _completed(self, starter):
         from distributed import as_completed
-        starter.join()
+        starter.join(self.settings.scheduler_timeout + MARGIN)
+        if starter.is_alive():
+            raise NoWorkerCanGrade(f'the workers did not start within {self.settings.scheduler_timeout + MARGIN:g} s')
         if self.cluster_error is not None:
             raise self.cluster_error
         self._bad_workers(self.report.bad_workers)
@@ -250,7 +282,7 @@ class Run:
         try:
             prepared = self.pipeline.prepare(submission)
         except Unreadable as error:
-            self._fail(submission, error, f'not a notebook / unreadable: {error}')
+            self._fail(submission, error, f'not a notebook / unreadable: {error}', theirs=True)
             return None
         except adapters.FATAL_ERRORS:
             self.pipeline.discard(submission)
@@ -279,14 +311,20 @@ class Run:
 
     def _send(self, completed, job, owner, attempt):
         future = self.cluster.submit(job, attempt)
-        self.pending[future] = owner + (job, attempt, completed)
+        tests = len(job.trusted.tests) if job.trusted else sum(c.get('cell_type') == 'code' for c in job.nb.cells)
+        self.pending[future] = owner + (job, attempt, completed, [job_bound(self.spec.traits, tests), None])
         completed.add(future)
 
     MAX_ATTEMPTS = 3
 
-    def _collect(self, future):
-        submission, prepared, notebook, results, job, attempt, completed = self.pending.pop(future)
+    def _collect(self, future, overdue=None):
+        """A notebook back from a worker, or given up on after `overdue` seconds (its job, if running, is left to
+        end on its own: nothing of it is read); once every notebook of its submission is in, finish that."""
+        submission, prepared, notebook, results, job, attempt, completed, _ = self.pending.pop(future)
         try:
+            if overdue:
+                future.cancel()
+                raise Overdue(f'grading took longer than {overdue:.0f} s')
             results[notebook.name] = future.result()
         except pool.WorkerFault as fault:
             who, _, why = str(fault).partition(': ')
@@ -314,7 +352,7 @@ class Run:
                     executed.append(PreparedNotebook(item.student, item.name, result.nb, item.resources, item.folder,
                                                      notes=item.notes))
             except Exception as error:
-                self._fail(submission, error)
+                self._fail(submission, error, f'not graded: {error}' if isinstance(error, Overdue) else None)
                 return
             self._finish(submission, executed)
 
@@ -356,7 +394,8 @@ class Run:
             on_tail, self.on_tail = self.on_tail, None
             on_tail()
 
-    def _fail(self, submission, error, note=None, advance=True):
+    def _fail(self, submission, error, note=None, advance=True, theirs=False):
+        """Not graded: `theirs` if because of the student's notebook (unreadable), else because of the grader."""
         self.unfinished.pop(id(submission), None)
         self.pipeline.discard(submission)
         if note is None:
@@ -364,6 +403,8 @@ class Run:
             note = f'not graded: {type(error).__name__}: {first}'
         self.report.note(submission.student, note)
         self.report.failed.append(submission.student)
+        if not theirs:
+            self.report.grader_faults.append(submission.student)
         self.report.errors[submission.student] = ''.join(traceback.format_exception(error))
         if advance:
             self._status(submission.student)

@@ -15,18 +15,22 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 from coursetools.judge import checker_plan, frames
-from coursetools.sandbox.host.bubblewrap import stop_process
+from coursetools.sandbox.host import uids
+from coursetools.sandbox.host.bubblewrap import find_bwrap, launcher_command, stop_process
 
 READY_TIMEOUT = 60
 REPORT_GRACE = 5.0   # seconds the checker has to finish a cell after its kernel call ran out of time
+SERVER = 'from coursetools.judge.checker_server import main; main({uid})'
 
 
 @dataclass(frozen=True)
@@ -78,31 +82,55 @@ class CheckerServer:
         """`warm`: the checks modules the server imports and warms up before its first session."""
         self.log_path, self.assignment, self.warm = log_path, assignment, list(warm)
         self.process = None
+        self.pid = None                   # the server's own process (under bwrap, a child of `process`)
         self.folder = None
+        self.lease = None                 # the server's throw-away uid, while it lives (the grader is root)
+        self._pidfd = None
         self.lock = threading.RLock()     # a close waits for a start under way
 
     def start(self):
+        """Start the server; when the grader is root, as a throw-away uid held until `close`."""
+        try:
+            self._launch()
+            ready, _, _ = select.select([self.process.stdout], [], [], READY_TIMEOUT)
+            try:
+                kind, payload = frames.receive(self.process.stdout) if ready else ('no answer', None)
+            except EOFError:
+                kind, payload = f'it ended{_status(self.process)}', None
+            if kind != 'ready':
+                raise CheckerError(f'the checker did not start ({kind})')
+            self.pid = payload.get('pid') if isinstance(payload, dict) else None
+            self.pid = self.pid if type(self.pid) is int else self.process.pid
+            if self.pid != self.process.pid:      # bwrap's child: pinned, for close to stop it
+                with contextlib.suppress(OSError):
+                    self._pidfd = os.pidfd_open(self.pid)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _launch(self):
+        try:
+            self.lease = uids.lease()
+        except OSError as error:
+            raise CheckerError(f'no uid for the checker ({error})') from error
+        uid = self.lease.uid
         env = dict(os.environ)
         env.pop('NBGRADER_EXECUTION', None)
         self.folder = tempfile.mkdtemp(prefix='checker-')
+        command = [sys.executable, '-c', SERVER.format(uid=uid), self.socket_path, *self.warm]
+        options = {}
+        if uid is not None:
+            os.chown(self.folder, uid, uid)       # its socket goes here; HOME too, so nothing writes root's
+            env.update(HOME=self.folder, MPLCONFIGDIR=self.folder)
+            command, options = _as_uid(command, uid, self.folder)
         log = open(self.log_path, 'ab') if self.log_path else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen([sys.executable, '-c', 'from coursetools.judge.checker_server import main; main()',
-                                             self.socket_path, *self.warm],
-                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=log, env=env, bufsize=0)
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=log, env=env, bufsize=0, **options)
         finally:
             if log is not subprocess.DEVNULL:
                 log.close()
-        ready, _, _ = select.select([self.process.stdout], [], [], READY_TIMEOUT)
-        try:
-            kind, _ = frames.receive(self.process.stdout) if ready else ('no answer', None)
-        except EOFError:
-            kind = f'it ended{_status(self.process)}'
-        if kind != 'ready':
-            self.close()
-            raise CheckerError(f'the checker did not start ({kind})')
-        return self
 
     _shared: dict = {}
 
@@ -151,12 +179,61 @@ class CheckerServer:
             process, self.process = self.process, None
             if process is not None:
                 stop_process(process)
+            pidfd, self._pidfd, self.pid = self._pidfd, None, None
+            if pidfd is not None:             # the server, if bwrap ended (or was killed) without it
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                os.close(pidfd)
             if self.folder:
                 shutil.rmtree(self.folder, ignore_errors=True)
                 self.folder = None
+            lease, self.lease = self.lease, None
+            if lease is not None:
+                lease.release()
 
 
 atexit.register(CheckerServer.close_shared)
+
+
+def _as_uid(command, uid, folder):
+    """`command` run as `uid` (no other groups, no capabilities) by the sandbox's launcher, which drops root
+    before the server's Python starts; under bwrap when something the server reads lies behind a folder other
+    users cannot search (a Python installed under /root); and the Popen options for it."""
+    command = launcher_command(command, {}, uid=uid)
+    reach = _reach(folder)
+    if not reach:
+        return command, {}
+    bwrap = find_bwrap()
+    if not bwrap:
+        raise CheckerError('bubblewrap is needed to start the checker as a throw-away uid: what it reads lies '
+                           f'behind {reach[3]}, closed to other users')
+    # its own process group: Ctrl-C is for the grading process, and would end bwrap's monitor
+    return [bwrap, '--dev-bind', '/', '/', *reach, '--', *command], {'process_group': 0}
+
+
+def _reach(folder):
+    """bwrap arguments that put the Python installation, the venv, the course package (read-only) and the
+    server's folder within its uid's reach: an empty tmpfs over each folder on their way that other users cannot
+    search, holding only them. [] when all are in reach."""
+    import coursetools
+    wanted = {os.path.realpath(path) for path in (sys.base_prefix, sys.prefix, *coursetools.__path__)}
+    wanted |= {sys.base_prefix, sys.prefix}
+    args, made = [], set()
+    for path, how in [(path, '--ro-bind') for path in sorted(wanted)] + [(folder, '--bind')]:
+        parents = list(reversed(Path(path).parents))[1:]
+        closed = next((str(p) for p in parents if not os.stat(p).st_mode & stat.S_IXOTH), None)
+        if closed is None:
+            continue
+        if closed not in made:
+            made.add(closed)
+            args += ['--perms', '0755', '--tmpfs', closed]
+        for parent in map(str, parents[parents.index(Path(closed)) + 1:]):
+            if parent not in made:
+                made.add(parent)
+                args += ['--perms', '0755', '--dir', parent]
+        args += [how, path, path]
+        made.add(path)
+    return args
 
 
 def _status(process):

@@ -43,6 +43,30 @@ def _limit_memory():
 
 # --- the process ------------------------------------------------------------------------------------------------
 
+PR_SET_NO_NEW_PRIVS = 38
+
+
+def confirm_unprivileged(uid):
+    """Exit, saying why, unless this process is `uid` through and through (real, effective and saved uid and
+    gid; no other group), holds no capability and can gain none (no_new_privs, set here): the host is root
+    and meant to start it as that throw-away uid."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    with open('/proc/self/status') as file:
+        status = dict((part.strip() for part in line.split(':', 1)) for line in file if ':' in line)
+    wrong = []
+    if os.getresuid() != (uid,) * 3 or os.getresgid() != (uid,) * 3:
+        wrong.append(f'its uids are {status.get("Uid")} and its gids {status.get("Gid")}')
+    if set(os.getgroups()) - {uid}:
+        wrong.append(f'it is in groups {status.get("Groups")}')
+    wrong += [f'its {name} is {status.get(name)}' for name in ('CapEff', 'CapPrm', 'CapAmb')
+              if int(status.get(name, '1'), 16)]
+    if status.get('NoNewPrivs') != '1':
+        wrong.append('no_new_privs is not set')
+    if wrong:
+        sys.exit(f'checker server: not started, as it is not uid {uid} alone: ' + '; '.join(wrong))
+
+
 def warm_up(modules=()):
     """Import the checks modules named (the grading side names them: the judge imports no checks of its own) and
     let them compute their tables and the answers the kernel may be given, once per process (the sessions
@@ -80,9 +104,12 @@ def serve_session(host_in, host_out):
             return
 
 
-def main():
+def main(uid=None):
     """The checker server: warm up the checks modules named in argv[2:], then fork a session for every
-    connection to the socket at argv[1]; stop when the host closes stdin."""
+    connection to the socket at argv[1]; stop when the host closes stdin. `uid`: the throw-away uid a root host
+    started it as, confirmed before anything else."""
+    if uid is not None:
+        confirm_unprivileged(uid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is for the grading process, which then closes us
     control = os.fdopen(os.dup(1), 'wb', buffering=0)
     os.dup2(2, 1)             # stray prints go to the log, never into a protocol
@@ -92,7 +119,7 @@ def main():
     listener.bind(path)
     listener.listen(16)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)        # children are reaped by the system
-    send(control, ('ready', {}))
+    send(control, ('ready', {'pid': os.getpid()}))
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [])
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
