@@ -63,7 +63,7 @@ class CpuByProcess:
     CPU that no sampled process accounts for (the sampler, the system, the last moments of short processes)
     is 'the rest of the machine'."""
 
-    KINDS = (('fork_server.py', 'kernels'), ('ipykernel', 'kernels'), ('coursetools.judge.checker', 'checkers'),
+    KINDS = (('ipykernel', 'kernels'), ('coursetools.judge.checker', 'checkers'),
              ('coursetools.instructor.grade', 'grading process'),
              ('-m nbgrader', 'nbgrader processes'))
 

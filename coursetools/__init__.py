@@ -7,8 +7,8 @@ One folder per job, imports pointing one way (down this list; a test holds it):
 - `judge/`       the trusted side that decides marks: the checker that runs the test cells, answer decoding,
                  the tampering scan.
 - `checks/`      what each task is checked against (imported by the test cells the checker runs).
-- `sandbox/`     the only course code a student's sandbox sees (the kernel's agent, the fork server), and
-                 bubblewrap.
+- `sandbox/`     `inside/`: the only course code a student's sandbox sees (its launcher, the kernel's agent);
+                 `host/`: the grading process's side (bubblewrap, the files it keeps for a sandbox, uids).
 - `game/`        the one model of noughts and crosses: boards, lines, the exhaustive oracle, analyses.
 - `widget/`      the classroom widget; ships beside the notebook and imports nothing of the course.
 """

@@ -237,3 +237,124 @@ def test_the_speed_ups_change_nothing_but_the_time(released, graded_class, tmp_p
     fast, _ = graded_class
     assert grades(slow) == {key: value for key, value in grades(fast).items() if key[0] in students}
     assert task_marks(slow) == {s: EXPECTED[s] for s in students}
+
+
+# --- how long the run waits for a notebook (no kernel started: a Run's waiting with fake futures) -------------------
+
+def executor_traits(**changed):
+    from coursetools.grading.execute import SandboxedExecute
+    executor = SandboxedExecute(**changed)
+    return {name: getattr(executor, name) for name in executor.trait_names(config=True)}
+
+
+def job_with(traits, tests=None, code_cells=3):
+    from types import SimpleNamespace
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x = 1') for _ in range(code_cells)] +
+                                  [nbformat.v4.new_markdown_cell('text')])
+    trusted = None if tests is None else SimpleNamespace(tests={f'task-{n}': 'pass' for n in range(tests)})
+    return pool.ExecutionJob(pool.RunSpec('token', object, traits), 'ada', ASSIGNMENT, nb, {}, {}, trusted)
+
+
+def test_a_notebooks_bound_comes_from_the_executors_limits():
+    """The notebook's own limit, a cell's limit (and its grace) for the last own cell and each test cell, each kernel
+    start, and 300 s: 4,085 s for noughts_and_crosses (12 test cells) with the defaults; none without limits."""
+    defaults = executor_traits()
+    assert (defaults['notebook_timeout'], defaults['timeout'], defaults['interrupt_grace_period']) == (1800, 120, 5)
+    assert (defaults['startup_timeout'], defaults['max_kernel_restarts']) == (60, 5)
+    assert job_with(defaults, tests=12).bound() == 1800 + 125 * 13 + 6 * 60 + 300 == 4085
+    assert job_with(executor_traits(timeout=30, notebook_timeout=600), tests=12).bound() == 600 + 35 * 13 + 360 + 300
+    assert job_with(defaults, code_cells=3).bound() == 1800 + 125 * 4 + 360 + 300    # no trusted cells: code cells
+    assert job_with(executor_traits(notebook_timeout=0), tests=12).bound() is None
+    assert job_with(executor_traits(timeout=None), tests=12).bound() is None
+
+
+class FakeFuture:
+    def __init__(self, result=None):
+        self.outcome, self.cancelled, self.released = result, False, False
+
+    def result(self):
+        return self.outcome
+
+    def cancel(self, **_):
+        self.cancelled = True
+
+    def release(self):
+        self.released = True
+
+
+class FakeCompleted:
+    """`as_completed`: hands out the futures marked done, once each."""
+    def __init__(self):
+        self.done = []
+
+    def next_batch(self, block=False):
+        batch, self.done = self.done, []
+        return batch
+
+
+def waiting_run(threads=1):
+    """A Run as far as `_wait` needs one, on a fake cluster of `threads` slots."""
+    from types import SimpleNamespace
+    run = object.__new__(grading.Run)
+    run.report, run.pending, run.unfinished, run.known_notes, run.on_tail = grading.RunReport(), {}, {}, {}, None
+    run.no_worker, run.spec, run.discarded = None, None, []
+    run.cluster = SimpleNamespace(threads=threads, withdrawn=set(), prove=lambda spec: {}, can_grade=lambda: True)
+    run.progress = SimpleNamespace(status=lambda line: None, advance=lambda: None, total=9, done=0)
+    run.pipeline = SimpleNamespace(discard=run.discarded.append, forget=run.discarded.append,
+                                   finish=lambda submission, executed: [])
+    return run
+
+
+def send(run, student, future, bound, began=None):
+    from types import SimpleNamespace
+    from coursetools.grading.pipeline import PreparedNotebook
+    submission = SimpleNamespace(student=student)
+    notebook = PreparedNotebook(student, ASSIGNMENT, None, {}, '/nowhere')
+    run.unfinished[id(submission)] = submission
+    run.pending[future] = (submission, [notebook], notebook, {}, None, 0, None, [bound, began])
+
+
+def test_a_notebook_over_its_bound_is_not_graded_and_the_class_goes_on():
+    """ada's job never comes back: once past its bound she is not graded (the grader's fault, named in her notes),
+    her future is cancelled and released; bob, back in time, is graded."""
+    run = waiting_run()
+    hung, back = FakeFuture(), FakeFuture(pool.ExecutionResult(nbformat.v4.new_notebook(), [], {}))
+    send(run, 'ada', hung, bound=4085, began=time.monotonic() - 5000)
+    send(run, 'bob', back, bound=4085)
+    completed = FakeCompleted()
+    completed.done = [back]
+    run._wait(completed, keep=0)
+    assert run.pending == {} and hung.cancelled and hung.released and back.released and not back.cancelled
+    assert run.report.notes == {'ada': ['not graded: grading took longer than 4085 s']}
+    assert run.report.failed == run.report.grader_faults == ['ada'] and run.report.graded == ['bob']
+    assert [submission.student for submission in run.discarded] == ['ada']       # nothing of hers is kept
+    later = FakeFuture(pool.ExecutionResult(nbformat.v4.new_notebook(), [], {}))
+    send(run, 'dan', later, bound=4085)
+    completed.done = [hung, later]      # ada's cancelled future, handed out after all, is not collected again
+    run._wait(completed, keep=0)
+    assert run.report.graded == ['bob', 'dan'] and run.report.failed == ['ada']
+
+
+def test_a_notebooks_clock_starts_only_when_a_slot_can_have_begun_it(monkeypatch):
+    """Two hung notebooks on one slot: the second one's bound is counted from when the first was given up on (Dask
+    starts them in the order sent), not from when it was sent."""
+    now = [1000.0]
+
+    def ticking():
+        now[0] += 1
+        return now[0]
+    monkeypatch.setattr(grading.time, 'monotonic', ticking)
+    monkeypatch.setattr(grading.time, 'sleep', lambda seconds: None)
+    run = waiting_run(threads=1)
+    given_up = {}
+    collect = run._collect
+
+    def noting(future, overdue=None):
+        given_up[run.pending[future][0].student] = now[0]
+        collect(future, overdue)
+    monkeypatch.setattr(run, '_collect', noting)
+    send(run, 'ada', FakeFuture(), bound=50)
+    send(run, 'cat', FakeFuture(), bound=50)
+    run._wait(FakeCompleted(), keep=0)
+    assert run.report.grader_faults == ['ada', 'cat']
+    assert given_up['cat'] - given_up['ada'] > 50, given_up

@@ -71,10 +71,34 @@ def test_imports_point_one_way_down_the_stack():
 
 
 def test_the_code_a_sandbox_runs_imports_only_the_standard_library_and_ipython():
-    for path in (PACKAGE / 'sandbox').glob('*.py'):
-        outside = {module for module in imports(path) if module and not module.startswith('coursetools.sandbox')
+    """sandbox/inside/ runs in the student's sandbox: nothing of the host side, nothing trusted, no third party."""
+    found = list((PACKAGE / 'sandbox' / 'inside').glob('*.py'))
+    assert {p.name for p in found} >= {'launcher.py', 'kernel_agent.py'}
+    for path in found:
+        outside = {module for module in imports(path) if module and not module.startswith('coursetools.sandbox.inside')
                    and module.split('.')[0] not in sys.stdlib_module_names | KERNEL_OWN}
         assert outside == set(), (path.name, outside)
+
+
+def test_the_host_side_of_the_sandbox_imports_only_the_standard_library():
+    """sandbox/host/ is the grading process's side: the standard library, and the inside's files to bind them."""
+    for path in (PACKAGE / 'sandbox' / 'host').glob('*.py'):
+        outside = {module for module in imports(path) if module and not module.startswith('coursetools.sandbox')
+                   and module.split('.')[0] not in sys.stdlib_module_names}
+        assert outside == set(), (path.name, outside)
+
+
+def test_only_the_host_side_of_the_sandbox_touches_a_sandbox_folder():
+    """The grading process's operations on a sandbox's files live in sandbox/host/files.py: no other module of the
+    package makes a kernel's folder, chowns for a sandbox, or names the sockets folder."""
+    owners = {'files.py'}
+    for path in PACKAGE.rglob('*.py'):
+        text = path.read_text()
+        if path.name in owners or 'tests' in path.parts:
+            continue
+        for sign in ('os.fchown(', 'os.chown(', 'os.lchown(', "'sockets'", 'KernelFolder('):
+            assert sign not in text or path.parts[-3:-1] == ('sandbox', 'inside') or \
+                (sign == 'os.chown(' and path.name == 'checker_host.py'), (path.name, sign)
 
 
 def loaded_by(*modules):

@@ -251,3 +251,77 @@ def test_read_only_binds_under_tmp_stay_visible(tmp_path):
         [sys.executable, '-c', f'print(open({str(shared / "visible.txt")!r}).read())'], layout)
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == 'seen', result.stderr
+
+
+KERNEL_FILES = r'''
+import json, os
+from ipykernel.connect import get_connection_file
+connection = get_connection_file()
+info = json.load(open(connection))
+sockets = os.path.dirname(info["ip"])
+tried = {}
+for name, act in [("connection file", lambda: open(connection, "w")),
+                  ("new file in sockets", lambda: open(os.path.join(sockets, "kernel.log"), "w")),
+                  ("link in sockets", lambda: os.symlink("/etc/passwd", os.path.join(sockets, "k-9"))),
+                  ("socket removed", lambda: os.unlink(f"{info['ip']}-{info['shell_port']}")),
+                  ("sockets listed", lambda: os.listdir(sockets)),
+                  ("sockets made writable", lambda: os.chmod(sockets, 0o777))]:
+    try:
+        act()
+        tried[name] = "done"
+    except OSError as error:
+        tried[name] = type(error).__name__
+log_folder = os.path.dirname(os.readlink("/proc/self/fd/2"))
+print(json.dumps({"tried": tried, "log folder visible": os.path.exists(log_folder),
+                  "kernel folder": sorted(os.listdir(os.path.dirname(sockets))),
+                  "shm": open("/proc/sysvipc/shm").read().count("\n") - 1}))
+'''
+
+SHM = r'''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+made = [libc.shmget(0, 64 * 1024**2, 0o1000 | 0o600) for _ in range(2)]   # IPC_PRIVATE, IPC_CREAT
+print(all(m >= 0 for m in made), open("/proc/sysvipc/shm").read().count("\n") - 1)
+'''
+
+
+def test_the_kernel_reaches_its_files_only_as_the_grader_allows(course):
+    """Once the kernel is ready, its connection file is read-only and its sockets folder root's: nothing in it can be
+    added, removed, replaced or reopened to the kernel; the kernel's folder shows only these two, its log lies out
+    of sight (the kernel has a descriptor), and a new kernel starts with no System V memory of the last one's."""
+    nb = run_probe(course, [KERNEL_FILES, SHM, "import os; os._exit(3)",
+                            "print(open('/proc/sysvipc/shm').read().count(chr(10)) - 1)"])
+    found = json.loads(stdout(nb.cells[1]))
+    assert set(found["tried"].values()) <= {"PermissionError", "OSError"} and \
+        all(found["tried"][k] != "done" for k in found["tried"]), found["tried"]
+    assert found["log folder visible"] is False
+    assert found["kernel folder"] == ["kernel.json", "sockets"]
+    assert found["shm"] == 0
+    assert stdout(nb.cells[2]) == "True 2\n"                 # two segments made; the kernel then dies, and the
+    assert stdout(nb.cells[4]) == "2\n"                      # new one has the two of the replayed cell, not four
+
+
+FILLER = r'''
+import os
+got = {}
+for folder in ("/tmp", os.path.expanduser("~"), "."):
+    written = 0
+    try:
+        for i in range(100):
+            with open(os.path.join(folder, f"fill{i}"), "wb") as f:
+                for _ in range(40):
+                    f.write(b"x" * 1024**2)
+                    written += 1024**2
+    except OSError as error:
+        got[folder] = (written // 1024**2, error.errno)
+print(got)
+'''
+
+
+def test_a_notebook_fills_no_more_than_its_scratch_limit(course):
+    """HOME (with the working folder), /tmp and /dev/shm are tmpfs of `scratch_limit` bytes each."""
+    nb = run_probe(course, [FILLER], scratch_limit=64 * 1024**2, file_size_limit=None)
+    got = eval(stdout(nb.cells[1]))
+    assert set(got) == {"/tmp", "/home/student", "."}, got
+    for folder, (megabytes, errno_) in got.items():
+        assert errno_ == 28 and megabytes <= 64, (folder, megabytes, errno_)      # ENOSPC at the limit

@@ -67,11 +67,10 @@ class ExecutionJob:
 
     def bound(self, margin: float = 300) -> Optional[float]:
         """Seconds a worker may take over this notebook before the grading process gives up on it, from the executor's
-        settings: its own cells stop once `notebook_timeout` is spent (the last begun taking up to `timeout` and
-        `interrupt_grace_period`), each test cell takes as long at most, a kernel starts within `startup_timeout` up
-        to `max_kernel_restarts` + 1 times, then `margin`. Generous on purpose (about 4,100 s with the defaults and 12
-        test cells, where a notebook takes seconds): it is for a grader that hangs, never for a slow student, whom
-        the executor's limits stop. None (no bound) if `notebook_timeout` or `timeout` is off."""
+        settings: `notebook_timeout` for its own cells, plus `timeout` and `interrupt_grace_period` for the last one
+        begun and for each test cell, `startup_timeout` for each of up to `max_kernel_restarts` + 1 kernels, and
+        `margin`: about 4,100 s with the defaults and 12 test cells, for notebooks that take seconds (it is for a
+        grader that hangs; the executor's limits stop a slow student). None (no bound) if either timeout is off."""
         get = self.run.traits.get
         if not get('notebook_timeout') or not get('timeout'):
             return None

@@ -20,7 +20,6 @@ import traceback
 import uuid
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional
 
 from coursetools.grading import adapters
 from coursetools.grading import cluster, pool
@@ -29,30 +28,8 @@ from coursetools.grading.progress import Progress
 from coursetools.grading.settings import Grading
 
 
-
 class NoWorkerCanGrade(RuntimeError):
     """Every worker of the cluster failed its check (or none is connected)."""
-
-
-class Overdue(RuntimeError):
-    """A notebook out on a worker for longer than its bound (`job_bound`): the grader's fault, not the student's."""
-
-
-MARGIN = 300        # seconds: beyond the executor's own limits in `job_bound`; to prove the workers; to stop them
-
-
-def job_bound(traits: dict, tests: int) -> Optional[float]:
-    """Seconds a worker may take over a notebook with `tests` test cells before the run gives up on it, from the
-    executor's settings (`traits`): its own cells stop once `notebook_timeout` is spent (the last begun taking up to
-    `timeout` and `interrupt_grace_period`), each test cell takes as long at most, a kernel starts within
-    `startup_timeout` up to `max_kernel_restarts` + 1 times, then `MARGIN`. Generous on purpose (about 4,100 s with
-    the defaults and 12 test cells, where a notebook takes seconds): it is for a grader that hangs, never for a slow
-    student, whom the executor's limits stop. None (no bound) if `notebook_timeout` or `timeout` is off."""
-    limit, cell = traits.get('notebook_timeout'), traits.get('timeout')
-    if not limit or not cell:
-        return None
-    starts = ((traits.get('max_kernel_restarts') or 0) + 1) * (traits.get('startup_timeout') or 60)
-    return limit + (cell + (traits.get('interrupt_grace_period') or 0)) * (tests + 1) + starts + MARGIN
 
 
 @dataclass
@@ -68,7 +45,7 @@ class RunReport:
     workers: int = 0
     bad_workers: dict = field(default_factory=dict)     # address -> why it may not grade
     unfinished: list = field(default_factory=list)      # students not graded because of the workers
-    grader_faults: list = field(default_factory=list)   # students not graded because of the grader: errors, `Overdue`
+    grader_faults: list = field(default_factory=list)   # students not graded because of the grader (not `unfinished`)
 
     def note(self, student, note):
         notes = self.notes.setdefault(student, [])
@@ -119,7 +96,7 @@ class Run:
             min(cluster.default_workers(), notebooks) if notebooks and not self.scheduler else None)
         self.show_progress, self.stream = progress, stream
         self.cluster = None
-        self.pending = {}           # future -> (submission, prepared, notebook, results, job, attempt, completed, clock)
+        self.pending = {}           # future -> (submission, prepared, notebook, results, job, attempt, completed, ..)
         self.spec = None
         executor = self.pipeline.executor
         if executor is not None:
@@ -156,16 +133,17 @@ class Run:
         return self.report
 
     closing = None
+    MARGIN = 300        # seconds: for proving the workers (beyond the scheduler's timeout), for stopping them
 
     def close(self):
         """Wait until the workers have stopped (stop them if `run` has not begun to)."""
         if self.closing is None:
             self._stop_workers()
         else:           # a worker that does not stop in time is left to end with this process
-            self.closing.join(MARGIN)
+            self.closing.join(self.MARGIN)
 
     def _stop_workers(self):
-        self.starter.join(self.settings.scheduler_timeout + MARGIN)
+        self.starter.join(self.settings.scheduler_timeout + self.MARGIN)
         running, self.cluster = self.cluster, None
         if running is not None:
             running.close(self.spec.token if self.spec else None)
@@ -230,14 +208,13 @@ class Run:
             self._wait(completed, keep=0)
 
     def _window(self):
-        """How many notebooks may be out on the workers at once: enough to keep every slot busy; the rest of the
-        class waits here unread, so that this process's memory does not grow with the class."""
+        """How many notebooks may be out at once: every slot busy; the rest of the class waits here, unread."""
         return 2 * max(self.cluster.threads, 1) + 2
 
     def _wait(self, completed, keep):
-        """Collect results until at most `keep` notebooks are out; new workers are checked as they join; when no
-        worker can grade any more, the notebooks out are not graded (machine faults, not the students'), and
-        neither are those not sent yet."""
+        """Collect results until at most `keep` notebooks are out; give up on one out longer than its bound
+        (`ExecutionJob.bound`); check new workers as they join; when none can grade any more, the notebooks out are
+        not graded (machine faults, not the students'), nor are those not sent yet."""
         checked = time.monotonic()
         while len(self.pending) > keep:
             batch = completed.next_batch(block=False)
@@ -266,9 +243,10 @@ class Run:
 
     def _completed(self, starter):
         from distributed import as_completed
-        starter.join(self.settings.scheduler_timeout + MARGIN)
+        bound = self.settings.scheduler_timeout + self.MARGIN
+        starter.join(bound)
         if starter.is_alive():
-            raise NoWorkerCanGrade(f'the workers did not start within {self.settings.scheduler_timeout + MARGIN:g} s')
+            raise NoWorkerCanGrade(f'the workers did not start within {bound:g} s')
         if self.cluster_error is not None:
             raise self.cluster_error
         self._bad_workers(self.report.bad_workers)
@@ -311,20 +289,17 @@ class Run:
 
     def _send(self, completed, job, owner, attempt):
         future = self.cluster.submit(job, attempt)
-        tests = len(job.trusted.tests) if job.trusted else sum(c.get('cell_type') == 'code' for c in job.nb.cells)
-        self.pending[future] = owner + (job, attempt, completed, [job_bound(self.spec.traits, tests), None])
+        self.pending[future] = owner + (job, attempt, completed, [job.bound(), None])
         completed.add(future)
 
     MAX_ATTEMPTS = 3
 
     def _collect(self, future, overdue=None):
-        """A notebook back from a worker, or given up on after `overdue` seconds (its job, if running, is left to
-        end on its own: nothing of it is read); once every notebook of its submission is in, finish that."""
         submission, prepared, notebook, results, job, attempt, completed, _ = self.pending.pop(future)
         try:
-            if overdue:
+            if overdue:             # given up on: its job, if running, ends on its own, unread
                 future.cancel()
-                raise Overdue(f'grading took longer than {overdue:.0f} s')
+                raise TimeoutError(f'grading took longer than {overdue:.0f} s')
             results[notebook.name] = future.result()
         except pool.WorkerFault as fault:
             who, _, why = str(fault).partition(': ')
@@ -352,17 +327,15 @@ class Run:
                     executed.append(PreparedNotebook(item.student, item.name, result.nb, item.resources, item.folder,
                                                      notes=item.notes))
             except Exception as error:
-                self._fail(submission, error, f'not graded: {error}' if isinstance(error, Overdue) else None)
+                self._fail(submission, error, f'not graded: {error}' if isinstance(error, TimeoutError) else None)
                 return
             self._finish(submission, executed)
 
     def _machine_fault(self, submission, why):
         """Not graded because of the machines: nothing is recorded for it, and the run will end with an error."""
-        if id(submission) not in self.unfinished:
-            return
-        del self.unfinished[id(submission)]
-        self.pipeline.forget(submission)
-        self._not_sent(submission, why)
+        if self.unfinished.pop(id(submission), None) is not None:
+            self.pipeline.forget(submission)
+            self._not_sent(submission, why)
 
     def _not_sent(self, submission, why):
         """Never sent to a worker, the workers being gone: nothing is recorded for it either."""
@@ -395,7 +368,6 @@ class Run:
             on_tail()
 
     def _fail(self, submission, error, note=None, advance=True, theirs=False):
-        """Not graded: `theirs` if because of the student's notebook (unreadable), else because of the grader."""
         self.unfinished.pop(id(submission), None)
         self.pipeline.discard(submission)
         if note is None:
@@ -403,7 +375,7 @@ class Run:
             note = f'not graded: {type(error).__name__}: {first}'
         self.report.note(submission.student, note)
         self.report.failed.append(submission.student)
-        if not theirs:
+        if not theirs:          # `theirs`: because of the student's notebook (unreadable), not of the grader
             self.report.grader_faults.append(submission.student)
         self.report.errors[submission.student] = ''.join(traceback.format_exception(error))
         if advance:
@@ -422,5 +394,5 @@ class Run:
 
 def _plain_resources(resources):
     """The resources a worker needs, without the objects that only this process has."""
-    return {key: value for key, value in resources.items() if key in ('metadata', 'nbgrader', 'unique_key',
-                                                                       'output_files_dir')}
+    return {key: resources[key] for key in ('metadata', 'nbgrader', 'unique_key', 'output_files_dir')
+            if key in resources}

@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import sys
@@ -28,7 +29,7 @@ from coursetools.grading import cluster
 from coursetools.sandbox.host import bubblewrap as sandbox
 from coursetools.sandbox.host.files import remove_tree
 from coursetools.grading.course import STUDENT_ID_RULE, Course
-from coursetools.grading.run import NoWorkerCanGrade
+from coursetools.grading.run import NoWorkerCanGrade, RunReport
 from coursetools.grading.progress import Phases, printable, printable_lines
 
 
@@ -71,11 +72,10 @@ def autograde(course, assignment, db=None, options=(), sequential=False, started
     for student, student_notes in notes.items():
         for note in student_notes:
             print(printable(f'   {student}: {note}'), flush=True)
-    run = None
     if sequential:
         only = [] if students is None else ['--CourseDirectory.student_id_exclude=' + ','.join(
             s for s in course.students(assignment) if s not in students)]
-        sequential_autograde(course, assignment, notes, db, list(options) + only)
+        run = RunReport(grader_faults=sequential_autograde(course, assignment, notes, db, list(options) + only))
         for student, found in static_notes(course, assignment, db).items():
             notes[student] = list(dict.fromkeys(notes.get(student, []) + found))
             print(printable(f'   {student}: {"; ".join(found)}'), flush=True)
@@ -109,6 +109,8 @@ def sequential_autograde(course, assignment, notes, db, options):
         if not failed:
             sys.stderr.write(result.stdout + result.stderr)
             raise SystemExit(f'nbgrader autograde {assignment} failed; its log is above.')
+        return failed           # the grader's fault: they were staged as gradable
+    return []
 
 
 def forget_unwritten(course, assignment, db):
@@ -296,8 +298,7 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
                 lms_line = roster.exported_line(*roster.export(course.root, course.assignments(), db or course.db_url))
         for assignment in shown:
             print(f'\n{assignment}')
-            print(marks.format_table(*marks.marks_by_task(db or course.db_url, assignment),
-                                     marks.written_answers(db or course.db_url, assignment)))
+            print(marks.marks_table(db or course.db_url, assignment))
             if assignment in reports:
                 with phases.start('reports'):
                     print(f'Report: {reports[assignment][0].path()}')
@@ -321,10 +322,11 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     return runs, phases
 
 
-def peak_memory_mb():
-    """The grading process's own peak resident memory (not its workers' or kernels')."""
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def grader_faults(runs):
+    """'assignment: students; ...' not graded because of the grader (its workers, its errors, a notebook over its
+    bound), not because of their work (an unreadable notebook: a page says why); '' if none."""
+    return '; '.join(f'{a}: {", ".join(sorted(set(r.unfinished + r.grader_faults)))}' for a, r in runs.items()
+                     if r and r.unfinished + r.grader_faults)
 
 
 def main(argv=None):
@@ -377,18 +379,19 @@ def main(argv=None):
         raise SystemExit(130) from None
     finally:
         remove_tree(run_folder)
-    if args.json:
+    if args.json:       # the peak memory is this process's own, not its workers' or kernels'
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         with open(args.json, 'w') as f:
             json.dump({a: {'notes': r.notes, 'failed': r.failed, 'graded': r.graded, 'wall': r.wall,
                            'workers': r.workers, 'main': r.main, 'timings': r.timings} if r else None
                        for a, r in runs.items()} | {'total_wall': time.perf_counter() - started, 'phases': phases.seconds,
-                                                    'peak_memory_mb': peak_memory_mb(),
-                                                    'memory_after_phase_mb': phases.memory_mb},
+                                                    'peak_memory_mb': peak, 'memory_after_phase_mb': phases.memory_mb},
                       f, indent=1, default=str)
-    unfinished = sorted({student for run in runs.values() if run for student in run.unfinished})
-    if unfinished:
-        raise SystemExit(f'Not graded because of the workers (nothing recorded for them; grade again once a worker '
-                         f'can): {", ".join(unfinished)}')
+    faults = grader_faults(runs)
+    if faults:          # only now: everything the others' grading writes is written
+        print(printable(f'Not graded because of the grader, not of their work (their notes say why; `make grade` '
+                        f'grades them again): {faults}'), file=sys.stderr)
+        raise SystemExit(3)     # not 1 (cannot grade at all): the others are graded
 
 
 if __name__ == '__main__':

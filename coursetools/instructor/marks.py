@@ -51,6 +51,21 @@ def written_answer_states(db_url, assignment):
     return found
 
 
+def not_graded(db_url, assignment):
+    """{student: {grade_id}} of each submitted notebook the autograder never scored: a test cell (a code cell that
+    is no answer) with neither an automatic nor a hand score, as nbgrader leaves a notebook it could not grade (its
+    notes say why). Its written answers are unscored too, but they do not wait for a grader."""
+    found = {}
+    with Gradebook(db_url) as gradebook:
+        for submission in gradebook.assignment_submissions(assignment):
+            for notebook in submission.notebooks:
+                answers = {cell.name for cell in notebook.notebook.solution_cells}
+                if any(grade.cell.cell_type == 'code' and grade.cell.name not in answers and grade.auto_score is None
+                       and grade.manual_score is None for grade in notebook.grades):
+                    found.setdefault(submission.student_id, set()).update(grade.cell.name for grade in notebook.grades)
+    return found
+
+
 def marks_by_cell(db_url, assignment, student):
     """{grade_id: score} for one student's submission."""
     with Gradebook(db_url) as gradebook:
@@ -93,10 +108,19 @@ def record_zero(db_url, assignment, students, staging):
             gradebook.db.commit()
 
 
-def format_table(table, maxima, waiting=None):
+def marks_table(db_url, assignment):
+    """The marks table of `assignment` as `make grade` prints it (`format_table`), from the gradebook."""
+    return format_table(*marks_by_task(db_url, assignment), written_answers(db_url, assignment),
+                        not_graded(db_url, assignment))
+
+
+def format_table(table, maxima, waiting=None, ungraded=None):
     """The marks table `make grade` prints; a task whose answer still waits for a grader (`written_answers`) shows
-    '?', explained under the table."""
-    waiting = {student: {task_of(grade_id) for grade_id in cells} for student, cells in (waiting or {}).items()}
+    '?', and the tasks and total of a notebook that could not be graded (`not_graded`) show '-', each explained
+    under the table."""
+    def by_task(found):
+        return {student: {task_of(grade_id) for grade_id in cells} for student, cells in (found or {}).items()}
+    waiting, ungraded = by_task(waiting), by_task(ungraded)
     tasks = list(maxima)
     width = max([len('student')] + [len(s) for s in table])
     header = ['student'.ljust(width)] + [t.rjust(max(len(t), 5)) for t in tasks] + ['total'.rjust(7)]
@@ -104,16 +128,22 @@ def format_table(table, maxima, waiting=None):
     lines.append('  '.join([' ' * width] + [f'/{maxima[t]:g}'.rjust(max(len(t), 5)) for t in tasks] +
                            [f'/{sum(maxima.values()):g}'.rjust(7)]))
     for student, row in table.items():
-        shown = {t: '?' if t in waiting.get(student, {}) and not row[t] else f'{row[t]:g}' for t in tasks}
-        cells = [shown[t].rjust(max(len(t), 5)) for t in tasks]
-        lines.append('  '.join([student.ljust(width)] + cells + [f'{sum(row.values()):g}'.rjust(7)]))
-    unmarked = sorted(student for student in waiting if student in table)
+        shown = {t: '-' if t in ungraded.get(student, ()) else '?' if t in waiting.get(student, ()) and not row[t]
+                 else f'{row[t]:g}' for t in tasks}
+        total = '-' if student in ungraded else f'{sum(row.values()):g}'
+        lines.append('  '.join([student.ljust(width)] + [shown[t].rjust(max(len(t), 5)) for t in tasks] +
+                               [total.rjust(7)]))
+    unmarked = sorted(s for s in waiting if s in table and waiting[s] - ungraded.get(s, set()))
     if unmarked:
         lines.append(f'? a written answer still to be marked by hand (formgrader, Manual Grading), counted as 0 in the '
                      f'total until it is: {len(unmarked)} student{"s" * (len(unmarked) != 1)}.')
+    failed = sorted(student for student in ungraded if student in table)
+    if failed:
+        lines.append(f'- not graded: the notebook could not be graded (its notes and the report say why; make grade '
+                     f'tries again): {len(failed)} student{"s" * (len(failed) != 1)}.')
     return '\n'.join(map(printable, lines))        # a line each: an id's own line break stays escaped
 
 
 if __name__ == '__main__':
     db_url, assignment = sys.argv[1], sys.argv[2]
-    print(format_table(*marks_by_task(db_url, assignment), written_answers(db_url, assignment)))
+    print(marks_table(db_url, assignment))

@@ -1,5 +1,5 @@
-"""The only course code a student's sandbox sees, and the bubblewrap launcher that builds the sandbox.
-
-`kernel_agent` answers the checker's questions inside the student's kernel (values only), `forkserver_inside`
-forks kernels inside the sandbox, `bubblewrap` starts sandboxed processes. Everything here imports only the
-standard library and IPython: nothing trusted (judge/, checks/, grading/) is importable from a sandbox."""
+"""The sandbox a student's kernel runs in, split at its boundary: `inside/` is the only course code a sandbox sees
+(the launcher that starts every sandbox, the kernel's agent; standard library and IPython only), `host/` is the
+grading process's side (`bubblewrap`: the command line and the probe; `files`: the only code that touches a path a
+sandbox can write, by descriptor; `uids`: throw-away uids, never shared by two live sandboxes). Nothing trusted
+(judge/, checks/, grading/) is importable from a sandbox."""

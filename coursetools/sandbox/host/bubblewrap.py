@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from coursetools.sandbox.host import uids
+from coursetools.sandbox.host.files import NotebookFolder
 from coursetools.sandbox.inside import launcher as _launcher
 
 #: environment variable that disables the sandbox (documented opt-out)
@@ -292,44 +293,45 @@ def _probe() -> Optional[str]:
     bwrap = find_bwrap()
     if not bwrap:
         return _bwrap_missing_msg()
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="nbsbx-probe-") as tmp, uids.lease() as lease:
-        submission, sockets = os.path.join(tmp, "submission"), os.path.join(tmp, "sockets")
-        connection = os.path.join(tmp, "kernel.json")
-        os.mkdir(submission)
-        os.mkdir(sockets)
-        with open(connection, "w") as f:
-            f.write("{}")
-        os.chmod(connection, 0o644)
-        if lease.uid is not None:
-            os.chown(sockets, lease.uid, lease.uid)
-        code = ("import os, socket\nopen('probe.txt', 'w').write('ok')\n"
-                "print(os.getuid(), len(os.listdir('/proc')) < 10, os.path.exists('probe.txt'))\n"
-                "try:\n    import coursetools.checks\n    print('course package importable')\n"
-                "except ImportError:\n    print('course package hidden')")
-        layout = SandboxLayout(submission, connection, sockets, f"{SANDBOX_HOME}/probe")
-        cmd = build_command([sys.executable, "-c", code], layout, Limits(max_processes=None), uid=lease.uid,
-                            bwrap=bwrap)
+    with uids.lease() as lease:
+        folder = NotebookFolder(None, uid=lease.uid)
         try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"could not run bwrap: {e}"
-        if res.returncode != 0:
-            err = (res.stderr or res.stdout).strip()[-600:]
-            hint = ""
-            if "namespace" in err.lower() or "operation not permitted" in err.lower():
-                hint = (" (user namespaces look disabled: try `sysctl -w "
-                        "kernel.unprivileged_userns_clone=1` or "
-                        "`kernel.apparmor_restrict_unprivileged_userns=0`, or run the grader "
-                        "somewhere they are allowed)")
-            return (f"bwrap could not start a sandboxed Python (exit {res.returncode}): {err}{hint}. "
-                    f"Fix this, or opt out with {UNSANDBOXED_ENV}=1 (see docs/sandbox.md).")
-        lines = res.stdout.strip().splitlines()
-        if not lines or not lines[0].endswith("True"):
-            return "the sandboxed process could not write to its working directory"
-        if lines[-1] != "course package hidden":
-            return ("the course package (hidden checks, oracle) is importable inside the sandbox; it must not be "
-                    f"({res.stdout.strip()})")
+            return _probe_in(folder, lease.uid, bwrap)
+        finally:
+            folder.remove()
+
+
+def _probe_in(folder: NotebookFolder, uid: Optional[int], bwrap: str) -> Optional[str]:
+    kernel = folder.kernel()
+    with open(kernel.connection_file, "x") as f:
+        f.write("{}")
+    kernel.share_connection_file()
+    code = ("import os, socket\nopen('probe.txt', 'w').write('ok')\n"
+            "print(os.getuid(), len(os.listdir('/proc')) < 10, os.path.exists('probe.txt'))\n"
+            "try:\n    import coursetools.checks\n    print('course package importable')\n"
+            "except ImportError:\n    print('course package hidden')")
+    layout = SandboxLayout(folder.submission, kernel.connection_file, kernel.sockets, f"{SANDBOX_HOME}/probe")
+    cmd = build_command([sys.executable, "-c", code], layout, Limits(max_processes=None), uid=uid, bwrap=bwrap)
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"could not run bwrap: {e}"
+    if res.returncode != 0:
+        err = (res.stderr or res.stdout).strip()[-600:]
+        hint = ""
+        if "namespace" in err.lower() or "operation not permitted" in err.lower():
+            hint = (" (user namespaces look disabled: try `sysctl -w "
+                    "kernel.unprivileged_userns_clone=1` or "
+                    "`kernel.apparmor_restrict_unprivileged_userns=0`, or run the grader "
+                    "somewhere they are allowed)")
+        return (f"bwrap could not start a sandboxed Python (exit {res.returncode}): {err}{hint}. "
+                f"Fix this, or opt out with {UNSANDBOXED_ENV}=1 (see docs/sandbox.md).")
+    lines = res.stdout.strip().splitlines()
+    if not lines or not lines[0].endswith("True"):
+        return "the sandboxed process could not write to its working directory"
+    if lines[-1] != "course package hidden":
+        return ("the course package (hidden checks, oracle) is importable inside the sandbox; it must not be "
+                f"({res.stdout.strip()})")
     return None
 
 

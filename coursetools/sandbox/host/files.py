@@ -110,6 +110,8 @@ class NotebookFolder:
         self.submission = os.path.join(self.root, 'submission')
         if submission is not None:
             copy_submission(submission, self.submission)
+        else:
+            os.mkdir(self.submission, 0o700)
 
     def kernel(self) -> KernelFolder:
         self.kernels += 1
