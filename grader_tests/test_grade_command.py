@@ -139,3 +139,100 @@ def test_a_submission_that_breaks_staging_in_a_way_not_foreseen_stops_no_other(t
                             'not graded']
     staged = sorted(p.parts[-3] for p in (tmp_path / 'staging').glob('*/noughts_and_crosses/*.ipynb'))
     assert staged == ['ada', 'dan'] and notes['ada'] == notes['dan'] == []
+
+
+# --- when the grader, not the student, leaves a notebook ungraded --------------------------------------------------
+
+def test_the_students_the_grader_left_ungraded_are_named_and_a_students_own_fault_is_not():
+    from coursetools.grading.run import RunReport
+    from coursetools.instructor import grade
+    runs = {'noughts_and_crosses': RunReport(failed=['eve', 'zed', 'amy'], grader_faults=['zed', 'amy'],
+                                             unfinished=['bob']),     # eve's notebook was unreadable: her fault
+            'alpha_beta': RunReport(failed=['eve']), 'third': None}
+    assert grade.grader_faults(runs) == 'noughts_and_crosses: amy, bob, zed'
+    assert grade.grader_faults({'alpha_beta': RunReport(failed=['eve'])}) == ''
+    assert grade.grader_faults({'a': RunReport(grader_faults=['cat']), 'b': RunReport(unfinished=['dan'])}) == \
+        'a: cat; b: dan'
+
+
+STUBBED_GRADE = '''
+import sys
+from coursetools.grading.progress import Phases
+from coursetools.grading.run import RunReport
+from coursetools.instructor import grade
+faults = sys.argv.pop(1).split(',') if len(sys.argv) > 2 else []
+runs = {'noughts_and_crosses': RunReport(failed=['eve'] + faults, grader_faults=faults)}
+grade.grade = lambda *args, **kwargs: (runs, Phases())
+grade.main(sys.argv[1:])
+print('not reached when the grader left someone ungraded')
+'''
+
+
+@pytest.mark.parametrize('faults', ['', 'zed,amy'])
+def test_make_grade_exits_with_3_when_the_grader_left_someone_ungraded(tmp_path, faults):
+    """Everything else is written first (here `grade` is a stub); a student's own fault (eve's) keeps exit 0."""
+    course = tmp_path / 'course'
+    (course / 'source').mkdir(parents=True)
+    (course / 'nbgrader_config.py').write_text('')
+    result = subprocess.run([sys.executable, '-c', STUBBED_GRADE, *([faults] if faults else []), str(course)],
+                            cwd=course, capture_output=True, text=True, env=dict(os.environ, COURSE_ROOT=str(course)))
+    if not faults:
+        assert result.returncode == 0 and result.stderr == '', result.stderr
+        return
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.stderr.splitlines() == ['Not graded because of the grader, not of their work (their notes say why; '
+                                          '`make grade` grades them again): noughts_and_crosses: amy, zed']
+
+
+# --- the marks table -------------------------------------------------------------------------------------------------
+
+def test_the_table_marks_a_notebook_that_could_not_be_graded_apart_from_a_written_answer_waiting():
+    from coursetools.instructor import marks
+    maxima = {'score': 3, 'perfect_opponent': 2}
+    table = {'ada': {'score': 3.0, 'perfect_opponent': 0.0}, 'bob': {'score': 0.0, 'perfect_opponent': 0.0},
+             'cat': {'score': 2.0, 'perfect_opponent': 1.0}}
+    waiting = {'ada': {'perfect_opponent': 2}, 'bob': {'perfect_opponent': 2}}     # bob's: his notebook's, unscored
+    ungraded = {'bob': {'score-values', 'perfect_opponent'}}
+    lines = marks.format_table(table, maxima, waiting, ungraded).splitlines()
+    assert lines[2].split() == ['ada', '3', '?', '3']
+    assert lines[3].split() == ['bob', '-', '-', '-']
+    assert lines[4].split() == ['cat', '2', '1', '3']
+    assert lines[5].startswith('? a written answer still to be marked by hand') and lines[5].endswith(': 1 student.')
+    assert lines[6].startswith('- not graded: the notebook could not be graded') and lines[6].endswith(': 1 student.')
+    assert len(lines) == 7
+
+
+def test_with_no_written_answer_an_ungraded_notebook_is_not_said_to_wait_for_a_hand_mark():
+    from coursetools.instructor import marks
+    text = marks.format_table({'ada': {'score': 3.0}, 'bob': {'score': 0.0}}, {'score': 3}, {},
+                              {'bob': {'score-values'}})
+    assert 'by hand' not in text and '?' not in text
+    assert text.splitlines()[3].split() == ['bob', '-', '-'] and '- not graded' in text
+
+
+@pytest.mark.filterwarnings('ignore:Object of type')         # nbgrader's own, as it adds a submission
+def test_the_gradebook_tells_an_ungraded_notebook_from_a_written_answer_waiting(tmp_path, monkeypatch):
+    """As nbgrader leaves them: ada graded (her test cell scored, her written answer waiting for a grader), bob's
+    notebook never graded (nothing scored), cat's written answer marked by hand."""
+    from nbgrader.api import Gradebook
+    from coursetools.instructor import marks
+    monkeypatch.setenv('PATH', os.path.join(sys.prefix, 'bin') + os.pathsep + os.environ['PATH'])   # alembic
+    db = f'sqlite:///{tmp_path / "gradebook.db"}'
+    with Gradebook(db) as gradebook:
+        gradebook.add_assignment('a')
+        gradebook.add_notebook('n', 'a')
+        gradebook.add_grade_cell('score-values', 'n', 'a', max_score=3, cell_type='code')
+        gradebook.add_grade_cell('perfect_opponent', 'n', 'a', max_score=2, cell_type='markdown')
+        gradebook.add_solution_cell('perfect_opponent', 'n', 'a')
+        for student in ('ada', 'bob', 'cat'):
+            gradebook.add_student(student)
+            gradebook.add_submission('a', student)
+        for student, test, written in (('ada', 3, None), ('cat', 2, 1)):
+            gradebook.find_grade('score-values', 'n', 'a', student).auto_score = test
+            gradebook.find_grade('perfect_opponent', 'n', 'a', student).manual_score = written
+        gradebook.db.commit()
+    assert marks.not_graded(db, 'a') == {'bob': {'score-values', 'perfect_opponent'}}
+    lines = marks.marks_table(db, 'a').splitlines()
+    assert [line.split() for line in lines[2:5]] == [['ada', '3', '?', '3'], ['bob', '-', '-', '-'],
+                                                     ['cat', '2', '1', '3']]
+    assert lines[5].endswith(': 1 student.') and lines[6].startswith('- not graded') and len(lines) == 7

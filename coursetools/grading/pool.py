@@ -2,12 +2,11 @@
 
 The grading process sends each sanitized notebook as an `ExecutionJob` (the notebook, the files beside it, the
 trusted test cells, and the run's settings); a worker executes it in one of its slots and sends back an
-`ExecutionResult`. A slot is what one notebook at a time needs: an event loop thread, a configured
-`SandboxedExecute` whose every kernel is a sandbox of its own; the slots of a worker
-share one trusted checker server, which forks a session per notebook (its tables are computed once per worker,
-not per slot). A worker's slots are a Dask worker plugin (`GradingSlots`), installed once the worker is proven; they
-live as long as the run and serve notebook after notebook; each notebook gets a kernel and a
-checker session of its own, never used for another.
+`ExecutionResult`. A slot is what one notebook at a time needs: an event loop thread and a configured
+`SandboxedExecute` (every kernel a sandbox of its own); the slots of a worker share one trusted checker server,
+which forks a session per notebook (its tables are computed once per worker, not per slot). A worker's slots are a
+Dask worker plugin (`GradingSlots`), installed once the worker is proven; they live as long as the run and serve
+notebook after notebook; each notebook gets kernels and a checker session of its own, never used for another.
 
 On the default LocalCluster the workers are threads of the grading process (the work happens in the kernels
 and checkers, which are processes of their own); `--scheduler` uses an existing cluster, whose workers need this
@@ -16,6 +15,8 @@ course's Python environment.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import contextlib
 import errno
 import logging
@@ -199,7 +200,7 @@ class Slot:
         executor = self.executor
         from coursetools.sandbox.host.bubblewrap import SandboxUnavailable
         try:
-            nb = self._run(job.nb, resources)
+            nb = self._run(job.nb, resources, job.bound())
         except (SandboxUnavailable, CheckerError) as error:
             raise WorkerFault(f'{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ""}') from None
         timing = dict(executor.timing, execute=time.perf_counter() - began,
@@ -208,11 +209,19 @@ class Slot:
 
     running = None          # the asyncio task of the notebook out here, if any
 
-    def _run(self, nb, resources):
+    def _run(self, nb, resources, bound=None):
+        """Execute one notebook; past `bound` seconds it is cancelled (its sandbox stopped): its slot is freed."""
         async def preprocess():
             self.running = asyncio.current_task()
             return await self.executor.async_preprocess(nb, resources)
-        return asyncio.run_coroutine_threadsafe(preprocess(), self.loop).result()[0]
+        future = asyncio.run_coroutine_threadsafe(preprocess(), self.loop)
+        try:
+            return future.result(bound)[0]
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            with contextlib.suppress(concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
+                future.result(60)       # the cancelled notebook's kernel stops
+            raise RuntimeError(f'not graded: grading took longer than {bound:.0f} s') from None
 
     async def _stop(self):
         if self.running is not None and self.running.cancel():     # a notebook out here: it is not graded
