@@ -64,11 +64,17 @@ print('escape touched:', touched)
 
 FORK = f'''
 import os, subprocess, time
-subprocess.Popen(['sh', '-c', 'exec -a {MARKER} sleep 600'])
+subprocess.Popen(['{MARKER}', '600'], executable='/bin/sleep')
 if os.fork() == 0:
     os.setsid()
-    os.execvp('sh', ['sh', '-c', 'exec -a {MARKER} sleep 600'])
+    os.execv('/bin/sleep', ['{MARKER}', '600'])
 time.sleep(0.5)
+def _marked(pid):
+    try:
+        return '{MARKER}' in open(f'/proc/{{pid}}/cmdline').read()
+    except OSError:
+        return False
+print('left running:', sum(map(_marked, filter(str.isdigit, os.listdir('/proc')))))
 '''
 
 # A folder 3,000 levels deep where the next student's kernel starts, and another in /tmp: Python's own tree walks
@@ -729,6 +735,8 @@ def test_what_one_kernel_leaves_behind_reaches_no_other(hostile_class):
 
 
 def test_no_student_process_survives(hostile_class):
+    course, _, _ = hostile_class
+    assert 'left running: 2' in autograded_output(course, 'forker')       # they did run, in its sandbox
     assert leftover_processes() == []
 
 

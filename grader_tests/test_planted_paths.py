@@ -15,16 +15,20 @@ plus an attack):
 * `planter` finds every folder its kernel can write (a walk of /), the connection file's folder, its parent and
   its sockets folder, and in each plants kernel.json, kernel.log, k-1..k-5 (and the same in kernel1..kernel20)
   as links to the gradebook, to a classmate's notebook, to the hidden checks, to a new file in a classmate's
-  folder and to a named pipe; a setsid watcher re-plants them every 10 ms, and the notebook kills its own kernel
-  six times. The run finishes in time, nobody's marks change (the planter keeps the 12 its answers earn), the
-  gradebook and submitted/ are byte for byte as they were, nothing appears in a classmate's folder, and no
-  output holds a line of the hidden checks. Under an audit hook, the grading process touches no path inside a
-  sockets folder except through `sandbox/host/files.py`.
-* `ipc_hoarder` leaves SysV segments and a POSIX shm file; `ipc_lister`, graded after it on the same slot
-  (`--workers=1`), sees none, and none is left on the host.
-* `disk_filler` gets at most 256 MiB in each of /tmp, /dev/shm and HOME (its working folder is in HOME), and its
-  answers keep their marks.
+  folder and to named pipes (its own, and one on the host); a setsid watcher re-plants them every 10 ms, and the
+  notebook kills its own kernel six times. The run finishes within RUN_BOUND, nobody's marks change (the planter
+  keeps the 12 its answers earn), the gradebook and submitted/ are byte for byte as they were, nothing appears in
+  a classmate's folder, and no output (autograded notebooks, feedback and report pages, the run's terminal
+  output) holds a line of the hidden checks. None of the folders near its connection file is writable from
+  inside. Under an audit hook, the grading process opens, removes, renames, links, chmods, chowns or makes no
+  path inside a sockets folder (the one host folder a sandbox writes) except through `sandbox/host/files.py`.
+* `ipc_hoarder` leaves SysV segments and a POSIX shm file; `ipc_lister`, an honest-looking look at shared memory
+  graded after it, sees none, and none is left on the host.
+* `disk_filler` gets at most 256 MiB in each of /tmp, /dev/shm and HOME (its working folder is in HOME), and at
+  most RLIMIT_FSIZE (50 MiB) in the one host file it can write, its kernel's log; its answers keep their marks.
 * `lingerer` and the planter's watchers (setsid, double-forked) leave no process on the host.
+
+The sandbox's HOME, /tmp and /dev/shm are tmpfs mounted inside it only: no host path to watch there.
 """
 import errno
 import hashlib
@@ -61,6 +65,7 @@ CELL_TIMEOUT = 20       # an honest cell takes about 1 s; the planter's watchers
 RUN_BOUND = 150         # seconds the class's whole `make grade` may take (it takes about a third of that)
 HARD_LIMIT = 300        # seconds after which a run is killed: a hung grader fails the test instead of hanging it
 SCRATCH = 256 * 1024 ** 2               # SandboxedExecute.scratch_limit: each of HOME, /tmp, /dev/shm
+LOG_LIMIT = 50 * 1024 ** 2              # SandboxedExecute.file_size_limit (RLIMIT_FSIZE): the host's kernel.log
 SEGMENT = 64 * 1024 ** 2 + 7 * 4096     # the hoarder's SysV segments: a size nothing else on the host has
 SEGMENTS = 4
 
@@ -72,6 +77,18 @@ CHECKS_LINES = (
     "moves = [(board, row, col, mark) for board in oracle.reachable_positions()[::7]",
     "from coursetools.checks.isolation import MISSING, clear_student_cache, memoized, replace_until_cell_ends",
 )
+
+# How many processes of this sandbox carry the marker (a student's check that its own processes run).
+COUNT = f'''
+import os
+marked = 0
+for entry in os.listdir('/proc'):
+    try:
+        marked += entry.isdigit() and '{MARKER}' in open('/proc/%s/cmdline' % entry).read()
+    except OSError:
+        pass
+'''
+
 
 # --- the planter ---------------------------------------------------------------------------------------------
 
@@ -122,7 +139,7 @@ try:
     os.mkfifo(pipe)
 except OSError:
     pass
-targets = [GRADEBOOK, CLASSMATE_NOTEBOOK, HIDDEN_CHECKS, NEW_FILE, pipe]
+targets = [GRADEBOOK, CLASSMATE_NOTEBOOK, HIDDEN_CHECKS, NEW_FILE, HOST_PIPE, pipe]
 writable = []
 for root, dirs, files in os.walk('/'):
     dirs[:] = [name for name in dirs if os.path.join(root, name) not in ('/proc', '/sys')]
@@ -143,6 +160,14 @@ os.wait()
 '''
 
 KILL = 'import os\nos._exit(1)'
+# Right after print_state's test, in the kernel started after the first death: the replayed planting cell's
+# watcher puts back what is taken away.
+WATCHING = COUNT + '''
+import time
+os.unlink('/tmp/kernel.json')
+time.sleep(0.3)
+print('PLANTER watcher re-planted:', os.path.islink('/tmp/kernel.json'), 'marked processes:', marked)
+'''
 # The planter's kernel dies in a cell of its own after each of these cells: six deaths, one more than the five
 # restarts a notebook gets (SandboxedExecute.max_kernel_restarts).
 KILL_AFTER = ('print_state', 'score_end', 'play', 'moves', 'score', 'perfect_game-result')
@@ -183,6 +208,8 @@ with open('/proc/sysvipc/shm') as handle:
 print('IPC-LIST sysv', len(segments), 'posix', len(os.listdir('/dev/shm')), 'at', time.time())
 '''
 
+# Fills its working folder, HOME, /tmp and /dev/shm, and then the one host file it can write: the kernel's log, of
+# which it holds a descriptor (as every process of its sandbox does).
 FILL = '''
 import os
 
@@ -206,19 +233,39 @@ def fill(folder):
             os.close(fd)
 
 
+def fill_descriptor(fd):
+    written = 0
+    try:
+        while True:
+            written += os.write(fd, b'L' * (1024 * 1024))
+    except OSError as error:
+        return written, error.errno
+
+
 for place in (os.getcwd(), os.path.expanduser('~'), '/tmp', '/dev/shm'):
     print('DISK-FILLER', place, *fill(place))
+logs = []
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        if os.readlink('/proc/self/fd/' + fd).endswith('/kernel.log'):
+            logs.append(int(fd))
+    except OSError:
+        pass
+print('DISK-FILLER kernel.log', *fill_descriptor(min(logs)))
 '''
 
+# `sleep 600` with the marker as its argv[0] (dash, /bin/sh here, has no `exec -a`: a shell would exit at once).
 LINGER = f'''
-import os, subprocess, time
-subprocess.Popen(['sh', '-c', 'exec -a {MARKER}lingerer sleep 600'])
+import os, shutil, subprocess, time
+sleep = shutil.which('sleep')
+subprocess.Popen(['{MARKER}lingerer', '600'], executable=sleep)
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.execvp('sh', ['sh', '-c', 'exec -a {MARKER}lingerer sleep 600'])
+        os.execv(sleep, ['{MARKER}lingerer', '600'])
     os._exit(0)
 os.wait()
+time.sleep(0.5)
 '''
 
 
@@ -237,7 +284,7 @@ def prepended(grade_id, code):
 
 
 def with_cells(nb, after):
-    """`nb` with new code cells: {grade_id: source} each right after the cell of that grade_id."""
+    """`nb` with new code cells, from (grade_id, source) pairs: each right after the cell of that grade_id."""
     for number, (grade_id, source) in enumerate(after):
         index = next(i for i, cell in enumerate(nb.cells) if cell.metadata.get('nbgrader', {}).get('grade_id') ==
                      grade_id)
@@ -245,12 +292,21 @@ def with_cells(nb, after):
     return nb
 
 
+def host_pipe(course):
+    """A named pipe on the host, beside the course (a grader that opened a link to it for reading would hang)."""
+    return course.parent / 'planted-pipe'
+
+
 def planter(course):
     submitted = course / 'submitted' / CLASSMATE / ASSIGNMENT
+    if not os.path.lexists(host_pipe(course)):
+        os.mkfifo(host_pipe(course))
     settings = (f'PLANT = {PLANT!r}\nWATCH = {WATCH!r}\nMARKER = {MARKER + "planter"!r}\n'
                 f'GRADEBOOK = {str(course / "gradebook.db")!r}\nCLASSMATE_NOTEBOOK = {str(submitted / NOTEBOOK)!r}\n'
-                f'HIDDEN_CHECKS = {hidden_checks.__file__!r}\nNEW_FILE = {str(submitted / "PLANTED.txt")!r}\n')
-    return with_cells(prepended('print_state', settings + PLANTER), [(grade_id, KILL) for grade_id in KILL_AFTER])
+                f'HIDDEN_CHECKS = {hidden_checks.__file__!r}\nNEW_FILE = {str(submitted / "PLANTED.txt")!r}\n'
+                f'HOST_PIPE = {str(host_pipe(course))!r}\n')
+    return with_cells(prepended('print_state', settings + PLANTER),
+                      [(grade_id, KILL) for grade_id in KILL_AFTER] + [('print_state-format', WATCHING)])
 
 
 ATTACKERS = {           # student -> (notebook, given the course folder; expected marks)
@@ -259,7 +315,8 @@ ATTACKERS = {           # student -> (notebook, given the course folder; expecte
                                               [('helpers', HOARD + LIST)]), FULL),
     'ipc_lister': (lambda course: with_cells(democlass.fill(released(), *ada()), [('helpers', LIST)]), FULL),
     'disk_filler': (lambda course: prepended('print_state', FILL), FULL),
-    'lingerer': (lambda course: prepended('print_state', LINGER), FULL),
+    'lingerer': (lambda course: prepended('print_state', LINGER + COUNT + 'print("LINGERER marked:", marked)'),
+                 FULL),
 }
 
 
@@ -395,7 +452,11 @@ def test_the_attacks_ran(planted_class):
     nb = nbformat.read(course / 'autograded' / 'planter' / ASSIGNMENT / NOTEBOOK, as_version=4)
     kills = [cell for cell in nb.cells if cell.source == KILL]
     assert len(kills) == 6 and all(any(o.get('ename') == 'KernelDied' for o in cell.outputs) for cell in kills)
-    assert 'too many kernel deaths' in ''.join(o.get('evalue', '') for cell in nb.cells for o in cell.get('outputs', []))
+    errors = ''.join(o.get('evalue', '') for cell in nb.cells for o in cell.get('outputs', ()))
+    assert 'not run: too many kernel deaths (6)' in errors
+    watching = re.search(r'PLANTER watcher re-planted: (\w+) marked processes: (\d+)', planter_said)
+    assert watching[1] == 'True' and int(watching[2]) >= 1, watching[0]     # the watcher of the second kernel
+    assert int(re.search(r'LINGERER marked: (\d+)', outputs(course, 'lingerer'))[1]) >= 2
     sysv, posix, _ = lister_line(course, 'ipc_hoarder')     # a kernel sees its own shared memory
     assert (sysv, posix) == (SEGMENTS, 1), outputs(course, 'ipc_hoarder')[-2000:]
 
@@ -423,7 +484,9 @@ def test_the_gradebook_submissions_and_checks_are_intact(planted_class):
     assert listing(course / 'submitted') == protected['submitted'], 'submitted/ changed during grading'
     assert hashlib.sha256(pathlib.Path(hidden_checks.__file__).read_bytes()).hexdigest() == protected['checks']
     from nbgrader.api import Base
+    assert stat.S_ISREG(os.lstat(course / 'gradebook.db').st_mode)
     assert tables(course / 'gradebook.db') == set(Base.metadata.tables) | {'alembic_version'}   # nbgrader's schema
+    assert stat.S_ISFIFO(os.lstat(host_pipe(course)).st_mode)        # the host's pipe is as it was: never opened
 
 
 def test_no_file_appears_in_a_classmates_folder(planted_class):
@@ -451,12 +514,15 @@ def test_no_output_holds_the_hidden_checks(planted_class):
 
 def test_each_scratch_space_holds_at_most_its_limit(planted_class):
     """/tmp, /dev/shm and HOME (the working folder is in it) are tmpfs of 256 MiB each: the filler fills each, and
-    ENOSPC (not RLIMIT_FSIZE's EFBIG, not a dead kernel) stops it there."""
+    ENOSPC (not RLIMIT_FSIZE's EFBIG, not a dead kernel) stops it there. The one host file a kernel writes, its
+    log (through a descriptor), stops at RLIMIT_FSIZE."""
     course = planted_class[0]
     got = {place: (int(written), int(code)) for place, written, code in
            re.findall(r'DISK-FILLER (\S+) (\d+) (\d+)', outputs(course, 'disk_filler'))}
     home, work = '/home/student', f'/home/student/{ASSIGNMENT}'
-    assert set(got) == {home, work, '/tmp', '/dev/shm'}, got
+    assert set(got) == {home, work, '/tmp', '/dev/shm', 'kernel.log'}, got
+    written, code = got.pop('kernel.log')
+    assert code == errno.EFBIG and LOG_LIMIT - 1024 ** 2 < written <= LOG_LIMIT, (written, code)
     assert all(code == errno.ENOSPC for _, code in got.values()), got
     assert got[work][0] + got[home][0] <= SCRATCH and got['/tmp'][0] <= SCRATCH and got['/dev/shm'][0] <= SCRATCH
     assert min(got[work][0] + got[home][0], got['/tmp'][0], got['/dev/shm'][0]) > SCRATCH - 16 * 1024 ** 2, got
@@ -540,32 +606,38 @@ from coursetools.instructor import grade
 grade.main(sys.argv[3:])
 '''
 SOCKETS_FILE = re.compile(r'/nbsbx-[^/]+/kernel\d+/sockets/.')
-AUDITED = ('ada', 'ipc_hoarder', 'ipc_lister', 'planter')
+AUDITED = ('ada', 'ipc_hoarder', 'planter')     # then the lister, in a run of its own
 
 
 @pytest.fixture(scope='module')
 def audited_class(tmp_path_factory):
-    """Ada, the hoarder, the lister and the planter graded on one slot (so the lister comes right after the
-    hoarder), by `make grade` in a process recording its path events: (course, returncode, stdout, stderr, events)."""
+    """Ada, the hoarder and the planter graded on one slot by `make grade` in a process recording its path events;
+    then the lister, by a second `make grade --student ipc_lister` on one slot. (Dask keeps no order among the
+    notebooks of one run, even on one slot: the lister had come before the hoarder.) Returns (course, returncode,
+    stdout, stderr, events) of the first run, and the returncode and output of the second."""
     folder = tmp_path_factory.mktemp('audited')
-    course = build_class(folder / 'course', ['ada'], [student for student in AUDITED if student != 'ada'])
+    course = build_class(folder / 'course', ['ada'], ['ipc_hoarder', 'planter', 'ipc_lister'])
     (folder / 'scratch').mkdir()
     events_file = folder / 'events.jsonl'
+    students = [f'--student={student}' for student in AUDITED]
     returncode, stdout, stderr, _ = run_bounded(
         [sys.executable, '-c', AUDIT, str(events_file), str(folder / 'scratch'),
-         *grade_args('--workers=1', '--json', str(course / 'run.json'))], course)
+         *grade_args('--workers=1', *students, '--json', str(course / 'run.json'))], course)
     events = [json.loads(line) for line in events_file.read_text().splitlines()]
-    return course, returncode, stdout, stderr, events
+    after = run_bounded([sys.executable, '-m', 'coursetools.instructor.grade',
+                         *grade_args('--workers=1', '--student=ipc_lister')], course)
+    return course, returncode, stdout, stderr, events, after
 
 
 def test_on_one_slot_every_student_gets_exactly_their_marks(audited_class):
-    course, returncode, stdout, stderr, _ = audited_class
+    course, returncode, stdout, stderr, _, (after, after_stdout, after_stderr, _) = audited_class
     assert returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert after == 0, after_stdout[-3000:] + after_stderr[-3000:]
     assert json.loads((course / 'run.json').read_text())[ASSIGNMENT]['workers'] == 1
-    assert got_marks(course) == expected_marks(['ada'], [s for s in AUDITED if s != 'ada'])
+    assert got_marks(course) == expected_marks(['ada'], ['ipc_hoarder', 'planter', 'ipc_lister'])
 
 
-def test_the_next_student_on_the_slot_sees_no_shared_memory(audited_class):
+def test_students_graded_after_the_hoarder_see_no_shared_memory(audited_class):
     course = audited_class[0]
     hoarded, lister = lister_line(course, 'ipc_hoarder'), lister_line(course, 'ipc_lister')
     assert hoarded[:2] == (SEGMENTS, 1) and lister[2] > hoarded[2]      # the lister ran after the hoarder
@@ -577,7 +649,7 @@ def test_the_next_student_on_the_slot_sees_no_shared_memory(audited_class):
 def test_the_grader_touches_no_path_a_sandbox_can_write(audited_class):
     """Every path the grading process opened, removed, renamed, linked, chmod-ed, chown-ed or made: none lies in a
     sockets folder (the one host folder a sandbox writes), except through sandbox/host/files.py."""
-    course, returncode, _, _, events = audited_class
+    course, returncode, _, _, events, _ = audited_class
     assert returncode == 0
     # the hook works: it saw the canaries, told them apart, saw the gradebook and the kernels' folders
     canary = [event for event in events if '/nbsbx-canary/' in event['path']]
@@ -587,6 +659,6 @@ def test_the_grader_touches_no_path_a_sandbox_can_write(audited_class):
     assert any(event['path'] == str(course / 'gradebook.db') for event in events)
     grading = [event for event in events if 'nbsbx-' in event['path'] and '/nbsbx-canary/' not in event['path']]
     made = {event['path'] for event in grading if event['event'] == 'open' and event['path'].endswith('/kernel.json')}
-    assert len(made) >= len(AUDITED) + len(KILL_AFTER) - 1, made    # the planter's kernels too, after each death
+    assert len(made) >= 1 + 1 + 6, made     # ada's kernel, the hoarder's, the planter's first and its five restarts
     inside = [event for event in grading if SOCKETS_FILE.search(event['path']) and not event['files_py']]
     assert inside == []
