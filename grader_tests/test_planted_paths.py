@@ -602,8 +602,13 @@ os.makedirs(os.path.join(scratch, 'canary-submission'))
 open(os.path.join(scratch, 'canary-submission', 'answers.py'), 'w').close()
 from coursetools.sandbox.host import files
 files.copy_submission(os.path.join(scratch, 'canary-submission'), os.path.join(sockets, 'copied'))  # from files.py
-from coursetools.instructor import grade
-grade.main(sys.argv[3:])
+if sys.argv[3] == 'nbgrader':                 # plain nbgrader, with the course's nbgrader_config.py
+    from nbgrader.apps.nbgraderapp import main as nbgrader
+    sys.argv = ['nbgrader', *sys.argv[4:]]
+    nbgrader()
+else:
+    from coursetools.instructor import grade
+    grade.main(sys.argv[3:])
 '''
 SOCKETS_FILE = re.compile(r'/nbsbx-[^/]+/kernel\d+/sockets/.')
 AUDITED = ('ada', 'ipc_hoarder', 'planter')     # then the lister, in a run of its own
@@ -626,11 +631,16 @@ def audited_class(tmp_path_factory):
     events = [json.loads(line) for line in events_file.read_text().splitlines()]
     after = run_bounded([sys.executable, '-m', 'coursetools.instructor.grade',
                          *grade_args('--workers=1', '--student=ipc_lister')], course)
-    return course, returncode, stdout, stderr, events, after
+    plain_file = folder / 'events-plain.jsonl'
+    plain = run_bounded([sys.executable, '-c', AUDIT, str(plain_file), str(folder / 'scratch-plain'), 'nbgrader',
+                         'autograde', ASSIGNMENT, '--student=planter', '--force',
+                         f'--SandboxedExecute.timeout={CELL_TIMEOUT}'], course)
+    plain_events = [json.loads(line) for line in plain_file.read_text().splitlines()]
+    return course, returncode, stdout, stderr, events, after, (plain, plain_events)
 
 
 def test_on_one_slot_every_student_gets_exactly_their_marks(audited_class):
-    course, returncode, stdout, stderr, _, (after, after_stdout, after_stderr, _) = audited_class
+    course, returncode, stdout, stderr, _, (after, after_stdout, after_stderr, _), _ = audited_class
     assert returncode == 0, stdout[-3000:] + stderr[-3000:]
     assert after == 0, after_stdout[-3000:] + after_stderr[-3000:]
     assert json.loads((course / 'run.json').read_text())[ASSIGNMENT]['workers'] == 1
@@ -649,7 +659,7 @@ def test_students_graded_after_the_hoarder_see_no_shared_memory(audited_class):
 def test_the_grader_touches_no_path_a_sandbox_can_write(audited_class):
     """Every path the grading process opened, removed, renamed, linked, chmod-ed, chown-ed or made: none lies in a
     sockets folder (the one host folder a sandbox writes), except through sandbox/host/files.py."""
-    course, returncode, _, _, events, _ = audited_class
+    course, returncode, _, _, events, _, _ = audited_class
     assert returncode == 0
     # the hook works: it saw the canaries, told them apart, saw the gradebook and the kernels' folders
     canary = [event for event in events if '/nbsbx-canary/' in event['path']]
@@ -662,3 +672,14 @@ def test_the_grader_touches_no_path_a_sandbox_can_write(audited_class):
     assert len(made) >= 1 + 1 + 6, made     # ada's kernel, the hoarder's, the planter's first and its five restarts
     inside = [event for event in grading if SOCKETS_FILE.search(event['path']) and not event['files_py']]
     assert inside == []
+
+
+def test_plain_nbgrader_autograde_touches_no_path_a_sandbox_can_write_either(audited_class):
+    """`nbgrader autograde` with the course's configuration grades the planter again (SandboxedExecute, the same
+    kernels): the same marks, and no path event under a sockets folder but through sandbox/host/files.py."""
+    course, _, _, _, _, _, ((returncode, stdout, stderr, _), events) = audited_class
+    assert returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert got_marks(course)['planter'] == PLANTER_MARKS
+    grading = [event for event in events if 'nbsbx-' in event['path'] and '/nbsbx-canary/' not in event['path']]
+    assert sum(event['event'] == 'open' and event['path'].endswith('/kernel.json') for event in grading) >= 6
+    assert [event for event in grading if SOCKETS_FILE.search(event['path']) and not event['files_py']] == []
