@@ -12,7 +12,7 @@ from coursetools.instructor import democlass
 from coursetools.instructor import marks
 
 HERE = ROOT / 'grader_tests' / 'fairness'
-STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen', 'las', 'dic'), 'alpha_beta': ('kay', 'ali')}
+STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen', 'las', 'dic', 'cyd'), 'alpha_beta': ('kay', 'ali')}
 WRITTEN = 'perfect_opponent'        # alpha_beta's written answer, marked by hand
 
 
@@ -62,6 +62,13 @@ def test_arguments_by_keyword_and_an_exact_fraction_get_full_marks(lost):
 
 
 @needs_sandbox
+def test_a_solution_that_leans_on_x_moving_first_gets_full_marks(lost):
+    """cyd reads a full board and whose turn it is from the counts of marks, as CS50 AI's solutions do: right for
+    every board a game reaches, which are the only boards the tests use (test_boards)."""
+    assert lost['noughts_and_crosses', 'cyd'] == {}
+
+
+@needs_sandbox
 def test_megabytes_of_debugging_output_before_the_result_cost_nothing(lost):
     assert lost['noughts_and_crosses', 'deb'] == {}
 
@@ -98,7 +105,8 @@ def test_a_search_through_an_inner_helper_loses_only_the_cells_that_count_its_ca
     assert lost['alpha_beta', 'ali'] == {'alphabeta-prunes': 1, 'alphabeta-count': 1, 'score_memo-table': 1}
 
 
-@pytest.mark.parametrize('assignment, student', [('noughts_and_crosses', 'kit'), ('alpha_beta', 'kay')])
+@pytest.mark.parametrize('assignment, student', [('noughts_and_crosses', 'kit'), ('noughts_and_crosses', 'cyd'),
+                                                 ('alpha_beta', 'kay')])
 def test_the_visible_tests_accept_what_the_hidden_ones_accept(tmp_path, assignment, student):
     assert visible_failures(tmp_path, assignment, student) == {}
 
