@@ -76,7 +76,8 @@ demo: venv
 present: venv
 	$(BIN)/python -m coursetools.instructor.present $(or $(ASSIGNMENT),noughts_and_crosses) --port $(or $(PORT),8866) $(PRESENT_ARGS)
 
-## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading, regrading).
+## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading, regrading,
+## kernels against the last revision with a fork server).
 benchmark: venv
 	bash scripts/system-packages.sh grade
 	$(BIN)/python benchmarks/notebook_benchmark.py
@@ -85,6 +86,7 @@ benchmark: venv
 	$(BIN)/python benchmarks/grading_benchmark.py --class varied --students 40
 	$(BIN)/python benchmarks/grading_benchmark.py --class demo
 	$(BIN)/python benchmarks/regrade_benchmark.py
+	$(BIN)/python benchmarks/kernels_benchmark.py
 
 ## make clean: delete every grading output (autograded/ keeps its README) and the gradebook, after keeping a copy of
 ## the gradebook (manual grades and comments are in it) as backups/gradebook-<date>-<time>.db.

@@ -1,7 +1,8 @@
 """Where kernels come from: this tree's `make grade` against a baseline revision's, on the same varied class.
 
-Issue 41 asked whether the kernel fork server (a warm sandboxed Python that forked every kernel) pays for its risk.
-This script grades the same class with two copies of the course, each from a fresh process, one after the other:
+Issue 41 asked whether the kernel fork server (a warm sandboxed Python that forked every kernel) paid for its risk;
+it was taken out (docs/sandbox.md). This script grades the same class with two copies of the course, each from a
+fresh process, one after the other:
 
     baseline:  `git archive <rev>` of the course (default db6a780, the last revision with the fork server), run with
                --kernels as given (default forked)
@@ -41,8 +42,11 @@ def course_at(rev, folder):
             elif source.exists():
                 shutil.copy2(source, folder / name)
     else:
-        archive = subprocess.run(['git', '-C', str(ROOT), 'archive', rev, *COPIED], check=True,
-                                 capture_output=True).stdout
+        found = subprocess.run(['git', '-C', str(ROOT), 'archive', rev, *COPIED], capture_output=True)
+        if found.returncode:
+            raise SystemExit(f'the baseline revision {rev} is not in this clone\'s history (a shallow clone?): '
+                             f'{found.stderr.decode(errors="replace").strip()}')
+        archive = found.stdout
         subprocess.run(['tar', '-x', '-C', str(folder)], input=archive, check=True)
     return folder
 
