@@ -27,8 +27,12 @@ FULL_MARKS = {'print_state': 1, 'score_end': 3, 'play': 2, 'moves': 1, 'score': 
 FUNCTIONS = tuple(FULL_MARKS)
 DRAW_WORDS = re.compile(r'\b(draw|drawn|tie|tied)\b', re.IGNORECASE)
 # Implementations the exhaustive check calls right that the grader does not give 12/12: {student: why}, each an
-# expected failure (strict) of the grading test until the grader is fixed. None so far.
-FINDINGS = {}
+# expected failure (strict) of the grading test until the grader is fixed.
+FINDINGS = {
+    'turn_from_board': "finding (issue 42): score's cells lose 2 marks (score-values, score-moves): the grader's "
+                       "stand-in play, a table of answers, does not take the student's own default for mark, so "
+                       "the search's play(state, r, c) raises NotInTable ('no game reaches this')",
+}
 
 
 def by_student(students):
@@ -94,8 +98,9 @@ def drawn_lines(text):
 
 
 def pair(value):
-    """`value` as a (row, col) tuple of ints when it is a pair (tuple or list) of two integers; else None."""
-    if type(value) in (tuple, list) and len(value) == 2 and all(
+    """`value` as a (row, col) tuple of ints when it is a pair (a tuple, a namedtuple, a list) of two integers; else
+    None."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
             isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in value):
         return int(value[0]), int(value[1])
     return None
@@ -156,19 +161,20 @@ def exhaustive_problems(namespace, limit=3):
         player, empty, end = to_move(board), oracle.empty_cells(board), oracle.outcome(board)
         if (got := call('print_state', board)) and drawn_lines(got[0]) != ['|'.join(row).rstrip() for row in board]:
             wrong('print_state', board, f'printed {got[0]!r}')
-        if (got := call('score_end', board)) and (got[1] is not None if end is None else not is_number(got[1], end)):
+        if (got := call('score_end', board)) and (
+                got[1] is not None if end is None else not is_number(got[1], end)):
             wrong('score_end', board, f'returned {got[1]!r}, expected {end!r}')
         if got := call('moves', board):
             cells = [pair(move) for move in got[1]] if type(got[1]) is list else [None]
             if None in cells or sorted(cells) != sorted(empty):
                 wrong('moves', board, f'returned {got[1]!r}, expected the empty squares {empty}')
-        for row, col in empty if end is None else ():
-            if (got := call('play', board, row, col, player)) and not (
-                    is_board(got[1]) and got[1] == oracle.place(board, row, col, player)):
-                wrong('play', board, f'({row}, {col}, {player!r}) returned {got[1]!r}')
+        for row, col, mark in [(row, col, mark) for row, col in empty for mark in 'xo'] if end is None else ():
+            if (got := call('play', board, row, col, mark)) and not (
+                    is_board(got[1]) and got[1] == oracle.place(board, row, col, mark)):
+                wrong('play', board, f'({row}, {col}, {mark!r}) returned {got[1]!r}')
         if not (got := call('score', board, player)):
             continue
-        if type(got[1]) not in (tuple, list) or len(got[1]) != 2:
+        if not isinstance(got[1], (tuple, list)) or len(got[1]) != 2:
             wrong('score', board, f'({player!r}) returned {got[1]!r}, not a (value, move) pair')
             continue
         (value, move), best = got[1], oracle.optimal_moves(board, player)
@@ -227,6 +233,7 @@ def test_the_corpus_has_ten_styles_each_expecting_full_marks_and_named_in_the_re
 
 @pytest.mark.parametrize('student', STUDENTS)
 def test_every_implementation_is_right_on_every_reachable_position(student):
+    assert len(oracle.reachable_positions()) == 5478
     assert exhaustive_problems(implementation(student)) == []
 
 
@@ -258,6 +265,13 @@ def play(state, row, col, mark):
     rows = [list(r) for r in state]
     rows[row][col] = mark
     return rows'''),
+    'play puts the mark of the player to move, whatever mark it is given': ('play', '''
+def play(state, row, col, mark):
+    squares = [square for line in state for square in line]
+    mark = 'x' if squares.count('x') == squares.count('o') else 'o'
+    rows = [list(r) for r in state]
+    rows[row][col] = mark
+    return tuple(map(tuple, rows))'''),
     'score values from the point of view of the player to move': ('score', '''
 @lru_cache(maxsize=None)
 def score(state, player):

@@ -3,11 +3,14 @@ scheduler (`--scheduler`); every worker proven (`pool.prove_worker`) before it i
 """
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import os
 from typing import Optional
 
 from coursetools.grading.pool import SLOT_RESOURCE, ExecutionJob, RunSpec, close_slots, prove_worker, run_job
+
+PROVE_TIMEOUT = 300     # seconds a worker's check may take (the sandbox's probe, the course's digest: seconds)
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +67,14 @@ class Cluster:
                    if address not in self.proven]
         if not workers:
             return {}
-        found = self.client.run(prove_worker, run, workers=workers, on_error='return')
+        asked = concurrent.futures.ThreadPoolExecutor(1, 'prove-workers')
+        try:            # a worker that hangs in its check must not hold the run: it is not proven
+            found = asked.submit(self.client.run, prove_worker, run, workers=workers, on_error='return').result(
+                PROVE_TIMEOUT)
+        except concurrent.futures.TimeoutError:
+            found = {address: f'its check did not answer within {PROVE_TIMEOUT} s' for address in workers}
+        finally:
+            asked.shutdown(wait=False)
         failed = {}
         for address in workers:
             problem = found.get(address, 'it left before it could be checked')

@@ -198,7 +198,7 @@ def grade_each(course, selection, phases, helpers, reports, db, options, sequent
     line (`compare_submissions`), as (report, line)."""
     runs = {}
     for assignment, students in selection.items():
-        # autograde's workers (kernels' fork servers, checkers) start on the core that release leaves idle
+        # autograde's workers (slots, checkers) start on the core that release leaves idle
         started = start_workers(course, assignment, db=db, options=options, sequential=sequential,
                                 students=students, **settings)
         try:

@@ -1,5 +1,6 @@
-# A first-year's long-hand minimax with no memo and no pruning: nested loops over rows and columns, separate branches
-# for x and o, best values started at -2 and 2, the recursion through score itself. Expected: 12/12.
+# A first-year's long-hand minimax with no memo and no pruning: nested loops over rows and columns, moves as
+# [row, col] lists, separate branches for x and o, best values started at -2 and 2, the recursion through score
+# itself. Expected: 12/12.
 # %% print_state
 def print_state(state):
     for row in state:
@@ -39,7 +40,7 @@ def moves(state):
     for row in range(3):
         for col in range(3):
             if state[row][col] == ' ':
-                result.append((row, col))
+                result.append([row, col])
     return result
 
 # %% score

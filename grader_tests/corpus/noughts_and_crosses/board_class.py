@@ -1,6 +1,12 @@
 # Object-oriented: a Board class over nine squares (winner(), result(), empty_squares(), place() returning a new
-# Board, __eq__ and __hash__ so that Boards key a dict) and a Minimax solver class keeping a memo. Expected: 12/12.
+# Board, __eq__ and __hash__ so that Boards key a dict), a Minimax solver class keeping a memo, and squares as
+# Square(row, col) namedtuples, in moves and in score's move. Expected: 12/12.
+from collections import namedtuple
+
 # %% print_state
+Square = namedtuple('Square', 'row col')
+
+
 class Board:
     LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
@@ -56,7 +62,7 @@ def play(state, row, col, mark):
 
 # %% moves
 def moves(state):
-    return [divmod(i, 3) for i in Board.from_state(state).empty_squares()]
+    return [Square(*divmod(i, 3)) for i in Board.from_state(state).empty_squares()]
 
 # %% score
 class Minimax:
@@ -75,7 +81,7 @@ class Minimax:
         opponent = 'o' if player == 'x' else 'x'
         options = [(self.best(board.place(i, player), opponent)[0], i) for i in board.empty_squares()]
         value, i = (max if player == 'x' else min)(options, key=lambda option: option[0])
-        return value, divmod(i, 3)
+        return value, Square(*divmod(i, 3))
 
 
 solver = Minimax()
