@@ -118,6 +118,17 @@ def run_all(source_folder, notebook, workdir):
     return nb, errors
 
 
+def failed_test_cells(folder, notebook):
+    """{grade_id: error message} of the test cells that fail when the student runs `folder/notebook` top to bottom
+    (Restart & Run All), in a plain kernel."""
+    nb = nbformat.read(pathlib.Path(folder) / notebook, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name='python3', allow_errors=True,
+                   resources={'metadata': {'path': str(folder)}}).execute()
+    return {cell.metadata['nbgrader']['grade_id']: output.evalue for cell in nb.cells
+            if cell.metadata.get('nbgrader', {}).get('grade') for output in cell.get('outputs', [])
+            if output.output_type == 'error'}
+
+
 def solution_functions(assignment='noughts_and_crosses'):
     """The reference solutions: the source notebook's read-only and solution cells, run in a fresh namespace."""
     nb = nbformat.read(ROOT / 'source' / assignment / f'{assignment}.ipynb', as_version=4)

@@ -11,9 +11,8 @@ import shutil
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
-from conftest import ROOT, copy_course, needs_sandbox, run_grade
+from conftest import ROOT, copy_course, failed_test_cells, needs_sandbox, run_grade
 from coursetools.game import oracle
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
@@ -350,13 +349,7 @@ def test_make_grade_gives_every_implementation_full_marks(graded, student):
 def visible_failures(folder, student):
     """{grade_id: error message} of the test cells that fail when the student runs the notebook (Restart & Run
     All), as test_fairness.visible_failures."""
-    folder = submission(folder / student, student)
-    nb = nbformat.read(folder / f'{ASSIGNMENT}.ipynb', as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name='python3', allow_errors=True,
-                   resources={'metadata': {'path': str(folder)}}).execute()
-    return {cell.metadata['nbgrader']['grade_id']: output.evalue for cell in nb.cells
-            if cell.metadata.get('nbgrader', {}).get('grade') for output in cell.get('outputs', [])
-            if output.output_type == 'error'}
+    return failed_test_cells(submission(folder / student, student), f'{ASSIGNMENT}.ipynb')
 
 
 @pytest.fixture(scope='module')

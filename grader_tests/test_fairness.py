@@ -5,9 +5,8 @@ import shutil
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
-from conftest import ROOT, copy_course, needs_sandbox, run_grade
+from conftest import ROOT, copy_course, failed_test_cells, needs_sandbox, run_grade
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
 
@@ -46,13 +45,7 @@ def lost(tmp_path_factory):
 
 def visible_failures(tmp_path, assignment, student):
     """{grade_id: error message} of the test cells that fail when the student runs the notebook."""
-    folder = submission(tmp_path / student, assignment, student)
-    nb = nbformat.read(folder / f'{assignment}.ipynb', as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name='python3', allow_errors=True,
-                   resources={'metadata': {'path': str(folder)}}).execute()
-    return {cell.metadata['nbgrader']['grade_id']: output.evalue for cell in nb.cells
-            if cell.metadata.get('nbgrader', {}).get('grade') for output in cell.get('outputs', [])
-            if output.output_type == 'error'}
+    return failed_test_cells(submission(tmp_path / student, assignment, student), f'{assignment}.ipynb')
 
 
 @needs_sandbox
