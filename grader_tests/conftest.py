@@ -100,12 +100,29 @@ def descendants(pid=None) -> set:
     return found
 
 
-def run_grade(course, *args):
-    """`python -m coursetools.instructor.grade` on a course copy, as `make grade` runs it; returns the completed process."""
+def grade_env(course):
+    """The environment `make grade` runs in for a course copy: its own folder, this venv first on PATH."""
     env = dict(os.environ, COURSE_ROOT=str(course))
     env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
-    return subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', *args], cwd=course, env=env,
-                          capture_output=True, text=True)
+    return env
+
+
+def run_grade(course, *args):
+    """`python -m coursetools.instructor.grade` on a course copy, as `make grade` runs it; returns the completed process."""
+    return subprocess.run([sys.executable, '-m', 'coursetools.instructor.grade', *args], cwd=course,
+                          env=grade_env(course), capture_output=True, text=True)
+
+
+def processes_marked(marker):
+    """[(pid, command line)] of the processes on this machine whose command line holds `marker`."""
+    found = []
+    for entry in pathlib.Path('/proc').iterdir():
+        try:
+            if entry.name.isdigit() and marker in (line := (entry / 'cmdline').read_bytes().decode(errors='replace')):
+                found.append((int(entry.name), line))
+        except OSError:
+            pass
+    return found
 
 
 def run_all(source_folder, notebook, workdir):

@@ -14,7 +14,7 @@ import sqlite3
 import nbformat
 import pytest
 
-from conftest import ROOT, copy_course, needs_sandbox, run_grade
+from conftest import ROOT, copy_course, needs_sandbox, processes_marked, run_grade
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
 from coursetools.instructor import report
@@ -599,14 +599,7 @@ def write_student(course, student, content):
 
 
 def leftover_processes():
-    found = []
-    for entry in pathlib.Path('/proc').iterdir():
-        try:
-            if entry.name.isdigit() and MARKER in (entry / 'cmdline').read_bytes().decode(errors='replace'):
-                found.append(int(entry.name))
-        except OSError:
-            pass
-    return found
+    return processes_marked(MARKER)
 
 
 @pytest.fixture(scope='module')

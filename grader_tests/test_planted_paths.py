@@ -47,7 +47,7 @@ import nbformat
 import pytest
 
 import coursetools.checks.noughts_and_crosses as hidden_checks
-from conftest import ROOT, copy_course, needs_sandbox
+from conftest import ROOT, copy_course, grade_env, needs_sandbox, processes_marked
 from coursetools.instructor import democlass
 from coursetools.instructor import marks
 from test_demo_class import EXPECTED as DEMO_EXPECTED
@@ -346,13 +346,6 @@ def listing(folder):
     return found
 
 
-def grade_env(course):
-    """The environment conftest.run_grade gives `make grade`."""
-    env = dict(os.environ, COURSE_ROOT=str(course))
-    env['PATH'] = os.path.join(sys.prefix, 'bin') + os.pathsep + env.get('PATH', '')
-    return env
-
-
 def run_bounded(argv, course):
     """Run `argv` in `course` as conftest.run_grade runs `make grade`, killed (its whole process group) after
     HARD_LIMIT seconds: an attack that hangs the grader fails the test instead of hanging it. (returncode, stdout,
@@ -383,14 +376,7 @@ def host_state():
 
 
 def leftover_processes():
-    found = []
-    for entry in pathlib.Path('/proc').iterdir():
-        try:
-            if entry.name.isdigit() and MARKER in (entry / 'cmdline').read_bytes().decode(errors='replace'):
-                found.append((int(entry.name), (entry / 'cmdline').read_bytes().decode(errors='replace')))
-        except OSError:
-            pass
-    return found
+    return processes_marked(MARKER)
 
 
 def outputs(course, student):
