@@ -27,11 +27,7 @@ FUNCTIONS = tuple(FULL_MARKS)
 DRAW_WORDS = re.compile(r'\b(draw|drawn|tie|tied)\b', re.IGNORECASE)
 # Implementations the exhaustive check calls right that the grader does not give 12/12: {student: why}, each an
 # expected failure (strict) of the grading test until the grader is fixed.
-FINDINGS = {
-    'turn_from_board': "finding (issue 42): score's cells lose 2 marks (score-values, score-moves): the grader's "
-                       "stand-in play, a table of answers, does not take the student's own default for mark, so "
-                       "the search's play(state, r, c) raises NotInTable ('no game reaches this')",
-}
+FINDINGS = {}
 
 
 def by_student(students):

@@ -223,3 +223,19 @@ def test_test_cells_run_in_the_checker_and_never_in_the_kernel(tmp_path, sandbox
     assert f"{failures.VISIBLE} 1: assert double(3) == 7" in "".join(errors(nb.cells[2])[0].traceback)
     assert text(nb.cells[3]) == "0\n"              # the kernel never saw either test cell
     assert nb.cells[1].execution_count and nb.cells[2].execution_count
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param(True, marks=needs_sandbox), False])
+def test_each_test_cell_starts_from_the_state_the_notebooks_cells_left(tmp_path, sandbox):
+    """What a test cell's calls change in the kernel (a global memo, a module attribute) is gone for the next
+    test cell and for the notebook's own cells: each test cell's calls run in a process forked for that cell."""
+    def test(grade_id):
+        return new_code_cell("assert visits('a') == 1, f'visited {visits(\"a\")} times'",
+                             metadata={"nbgrader": {"grade": True, "grade_id": grade_id, "locked": True, "points": 1,
+                                                    "solution": False}})
+    trusted = TrustedCells("a", {"first": test("first").source, "second": test("second").source}, [], ["visits"])
+    nb = run(["import math\nseen = {}\ndef visits(x):\n    seen[x] = seen.get(x, 0) + 1\n    math.touched = True\n"
+              "    return seen[x]", test("first"), test("second"), "print(seen, hasattr(math, 'touched'))"],
+             tmp_path, trusted, sandbox=sandbox)
+    assert not errors(nb.cells[1]) and not errors(nb.cells[2]), [errors(c) for c in nb.cells]
+    assert text(nb.cells[3]) == "{} False\n"

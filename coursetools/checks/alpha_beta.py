@@ -9,10 +9,9 @@ Same rules as coursetools.checks.noughts_and_crosses, whose references and warm-
 * Searches whose answers depend only on their arguments (`score_counted`, `score_depth`, `count_games`) are
   memoized while tested, so slow but correct code is searched once per position. Because `score_counted`
   *returns* its count, memoizing it keeps the counts exact.
-* `alphabeta` is never memoized: its pruning is measured by counting its calls, with the name `alphabeta`
-  in the notebook's globals pointed at a counting wrapper for the duration of one top-level call. Its checks
-  share one counted search per position (`_searched`; the checker remembers each, `remember_counted`).
-
+* `alphabeta` is never memoized: its pruning is measured by counting its calls through its global name, for
+  one top-level call; a count is believed only with the search's trace (`evidence`). Its checks share one
+  counted search per position (`_searched`; the checker remembers each, `remember_counted`).
 Every check raises AssertionError with a message naming the board it failed on.
 """
 import math
@@ -22,6 +21,7 @@ from coursetools.game import oracle
 from coursetools.judge import answers
 from coursetools.judge import checker
 from coursetools.checks import calls
+from coursetools.checks import evidence
 from coursetools.checks import noughts_and_crosses as base
 from coursetools.checks.boards import as_board, as_move, each, picture
 from coursetools.checks.isolation import MISSING, clear_student_cache, memoized, replace_until_cell_ends
@@ -92,11 +92,6 @@ def isolate(namespace, testing):
     return replace_until_cell_ends(namespace, replacements)
 
 
-def count_calls(function, name, *args):
-    """(result, calls) of one top-level call, recursive calls through the global name included."""
-    return calls.count_calls(function, name, picture, *args)
-
-
 def notebook_count_calls(function, *args):
     """The notebook's `count_calls(function, *args)` (its locked cell), for the checker, where the function is a
     proxy and its calls are counted in the kernel."""
@@ -127,11 +122,11 @@ def _to_move(boards, *extra):
 
 
 def _searched(alphabeta, boards):
-    """(board, player, value, calls) of alphabeta(board, player to move, -INF, INF) for each board, counted: the
-    checks of task 2 ask for the same searches, which the checker makes once per notebook."""
+    """(board, player, value, outcome) of alphabeta(board, player to move, -INF, INF) for each board, counted
+    and traced: the checks of task 2 ask for the same searches, which the checker makes once per notebook."""
     for (board, player, *_), outcome in calls.outcomes(alphabeta, 'alphabeta', _to_move(boards, -INF, INF),
                                                        count=True):
-        yield board, player, calls.value(outcome, 'alphabeta', (board, player, -INF, INF), picture), outcome.count
+        yield board, player, calls.value(outcome, 'alphabeta', (board, player, -INF, INF), picture), outcome
 
 
 # --- task 1: score_counted --------------------------------------------------------------------------------
@@ -209,7 +204,8 @@ def alphabeta_moves(alphabeta):
 
 def alphabeta_prunes(alphabeta):
     plain = oracle.search_tree_size(oracle.EMPTY_BOARD, 'x')
-    (*_, from_empty), = _searched(alphabeta, [oracle.EMPTY_BOARD])
+    (*_, searched), = _searched(alphabeta, [oracle.EMPTY_BOARD])
+    from_empty = evidence.alphabeta_count(searched, oracle.EMPTY_BOARD, 'x')
     assert from_empty < plain / 2, (
         f'From the empty board alphabeta visited {from_empty} positions, but a plain minimax visits {plain}: it '
         f'should prune most of them. Does it stop trying moves once alpha >= beta, and pass the narrowed window '
@@ -219,7 +215,7 @@ def alphabeta_prunes(alphabeta):
     searches = calls.outcomes(alphabeta, 'alphabeta', _to_move(unfinished_sample()[::3], -INF, INF), count=True)
     for (board, player, *rest), outcome in calls.require_not_a_stub('alphabeta', searches):
         calls.value(outcome, 'alphabeta', (board, player, *rest), picture)
-        calls_made = outcome.count
+        calls_made = evidence.alphabeta_count(outcome, board, player)
         most = oracle.search_tree_size(board, player)
         assert calls_made <= most, (
             f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions, more than the {most} a '
@@ -228,7 +224,8 @@ def alphabeta_prunes(alphabeta):
 
 
 def alphabeta_count(alphabeta):
-    for board, player, _, calls_made in _searched(alphabeta, _alphabeta_sample()):
+    for board, player, _, outcome in _searched(alphabeta, _alphabeta_sample()):
+        calls_made = evidence.alphabeta_count(outcome, board, player)
         _, expected = analysis.alphabeta_visits(board, player)
         assert calls_made == expected, (
             f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions; with moves tried in the order '
@@ -255,7 +252,8 @@ def score_memo_values(score_memo):
 
 def score_memo_table(score_memo):
     known = {}
-    _, calls_made = count_calls(score_memo, 'score_memo', oracle.EMPTY_BOARD, 'x', known)
+    searched = calls.counted_call(score_memo, 'score_memo', picture, oracle.EMPTY_BOARD, 'x', known)
+    calls_made = evidence.memo_count(searched, oracle.EMPTY_BOARD, 'x')
     assert isinstance(known, dict) and len(known) == len(oracle.reachable_positions()), (
         f'After score_memo(EMPTY_BOARD, "x", known) the dictionary known holds {len(known)} entries; it should '
         f'hold one for each of the {len(oracle.reachable_positions())} positions the search reaches (finished '

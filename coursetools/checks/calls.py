@@ -10,15 +10,17 @@ import io
 
 from coursetools.judge import answers
 from coursetools.judge import checker
+from coursetools.sandbox.inside.call_trace import Trace
 
 _recorded = {}
 
 
 class Outcome:
-    """One call: `value` or `error`, and what was printed."""
+    """One call: `value` or `error`, what was printed, and (counted) its count and trace."""
 
     def __init__(self, value=None, error=None, printed='', records=None):
         self.value, self.error, self.printed, self.records = value, error, printed, records or {}
+        self.count = self.trace = None
 
 
 def is_proxy(function):
@@ -47,14 +49,17 @@ def outcomes(function, name, calls, shared=None, count=False, first=8):
         arguments = tuple(local_shared.setdefault(a.name, {'dict': dict, 'list': list, 'set': set}[a.kind]())
                           if isinstance(a, answers.Shared) else a for a in arguments)
         printed = io.StringIO()
-        counter = {'calls': 0}
+        trace = Trace()
+        trace.begin()
         try:
-            with contextlib.redirect_stdout(printed), _counting(function, name, counter, count) as target:
+            with contextlib.redirect_stdout(printed), _counting(function, name, trace, count) as target:
                 value = target(*arguments)
             outcome = Outcome(value=value, printed=printed.getvalue())
         except Exception as error:
             outcome = Outcome(error=error, printed=printed.getvalue())
-        outcome.count = counter['calls'] if count else None
+        if count:
+            counted = trace.end()
+            outcome.count, outcome.trace = counted['count'], counted.get('trace')
         if shared is not None:
             shared.clear()
             shared.update(local_shared)
@@ -62,17 +67,14 @@ def outcomes(function, name, calls, shared=None, count=False, first=8):
 
 
 @contextlib.contextmanager
-def _counting(function, name, counter, count):
-    """`function` itself, or (with `count`) a wrapper bound to its global name that counts every call."""
+def _counting(function, name, trace, count):
+    """`function` itself, or (with `count`) a wrapper bound to its global name that counts and traces every
+    call (`call_trace.Trace`, as the kernel agent does)."""
     if not count:
         yield function
         return
     namespace = getattr(inspect.unwrap(function), '__globals__', None)
-
-    def counted(*inner, **keywords):
-        counter['calls'] += 1
-        return function(*inner, **keywords)
-
+    counted = trace.wrap(function)
     swapped = isinstance(namespace, dict) and namespace.get(name) is function
     if swapped:
         namespace[name] = counted
@@ -160,13 +162,22 @@ def call(function, name, picture, *arguments):
 def count_calls(function, name, picture, *arguments):
     """(result, calls) of one top-level call, the calls made through the global `name` (its recursion)
     included."""
+    outcome = counted_call(function, name, picture, *arguments)
+    return outcome.value, outcome.count
+
+
+def counted_call(function, name, picture, *arguments):
+    """The outcome of one top-level call, its calls through the global `name` counted and traced; an
+    AssertionError naming the call if it failed."""
     if is_proxy(function):
         try:
-            return function.counted(*arguments)
+            outcome = function.counted_outcome(*arguments)
         except (answers.StudentError, answers.NotPlainData, answers.NotAFunction, NameError) as error:
-            value(Outcome(error=error), name, arguments, picture)
-    (_, outcome), = outcomes(function, name, [arguments], count=True)
-    return value(outcome, name, arguments, picture), outcome.count
+            outcome = Outcome(error=error)
+    else:
+        (_, outcome), = outcomes(function, name, [arguments], count=True)
+    value(outcome, name, arguments, picture)
+    return outcome
 
 
 def require_function(function, name):

@@ -93,15 +93,17 @@ def to_move(board):
 
 def value(board, player):
     """The minimax value (from x's point of view) of `board` with `player` to move."""
-    return _value(flat(board), player)
+    return value_of_cells(flat(board), player)
 
 
 @lru_cache(maxsize=None)
-def _value(cells, player):
+def value_of_cells(cells, player):
+    """`value` of a board given as its 9-character string."""
     end = outcome_of_cells(cells)
     if end is not None:
         return end
-    results = [_value(cells[:i] + player + cells[i + 1:], other(player)) for i, m in enumerate(cells) if m == ' ']
+    results = [value_of_cells(cells[:i] + player + cells[i + 1:], other(player))
+               for i, m in enumerate(cells) if m == ' ']
     return max(results) if player == 'x' else min(results)
 
 
@@ -114,9 +116,9 @@ def optimal_moves(board, player):
 def _optimal_moves(cells, player):
     if outcome_of_cells(cells) is not None:
         return ()
-    target = _value(cells, player)
+    target = value_of_cells(cells, player)
     return tuple(divmod(i, 3) for i, mark in enumerate(cells)
-                 if mark == ' ' and _value(cells[:i] + player + cells[i + 1:], other(player)) == target)
+                 if mark == ' ' and value_of_cells(cells[:i] + player + cells[i + 1:], other(player)) == target)
 
 
 @lru_cache(maxsize=None)

@@ -19,17 +19,21 @@ from typing import Optional
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.judge import answers
-from coursetools.sandbox.inside import kernel_agent
+from coursetools.sandbox.inside import call_trace, cell_fork, kernel_agent
 from coursetools.grading.channel import KernelGone, cap_error, channel_broken, error_output, mb
 from coursetools.judge.checker_host import CheckerError, CheckerServer, TrustedCells
 from coursetools.grading.course import checks_modules
 
 # The agent arrives as a user expression of an empty execute request (evaluated as it is, never through IPython's
-# cell machinery: input transformers, hooks, history); calls then travel as comm messages.
-_AGENT_SOURCE = open(kernel_agent.__file__, encoding='utf-8').read()
-_BOOT = ("(lambda sys, module: (sys.modules.__setitem__('_course_grader', module), exec(compile({source!r}, "
-         "{filename!r}, 'exec'), module.__dict__), module.install()))(__import__('sys'), "
-         "__import__('types').ModuleType('_course_grader'))")
+# cell machinery: input transformers, hooks, history), with the two modules it uses; calls then travel as comm
+# messages.
+_AGENT_SOURCES = [(name, open(module.__file__, encoding='utf-8').read()) for name, module in (
+    ('_course_grader_call_trace', call_trace), ('_course_grader_cell_fork', cell_fork),
+    ('_course_grader', kernel_agent))]
+_BOOT = ("(lambda sys, types, sources: [sys.modules.__setitem__(name, types.ModuleType(name)) or exec(compile(text, "
+         "{filename!r}, 'exec'), sys.modules[name].__dict__) for name, text in sources] and sys.modules["
+         "'_course_grader'].install(sys.modules['_course_grader_cell_fork']))(__import__('sys'), __import__('types'), "
+         "{sources!r})")
 
 
 _STREAM_LIMIT = 100_000       # characters a call's stray output may add to a test cell
@@ -185,7 +189,7 @@ class TestCellsInChecker:
 
     async def _install_agent(self, kc, deadline):
         """Send the agent to a new kernel and open its comm; the answers to calls come back on that comm."""
-        boot = _BOOT.format(source=_AGENT_SOURCE, filename=kernel_agent.FILENAME)
+        boot = _BOOT.format(sources=_AGENT_SOURCES, filename=kernel_agent.FILENAME)
         msg_id = kc.execute('', silent=True, store_history=False, user_expressions={'agent': boot},
                             allow_stdin=False, stop_on_error=False)
         await self._wait_idle(kc, msg_id, deadline)

@@ -35,9 +35,9 @@ STREAM_LIMIT = 200 * 1024        # characters of a test cell's printed output ke
 class Outcome:
     """One call of a student's function: its value or error, and what it printed."""
 
-    def __init__(self, value=None, error=None, printed='', count=None, records=None, after=None):
+    def __init__(self, value=None, error=None, printed='', count=None, records=None, after=None, trace=None):
         self.value, self.error, self.printed = value, error, printed
-        self.count, self.records, self.after = count, records or {}, after
+        self.count, self.records, self.after, self.trace = count, records or {}, after, trace
 
     def result(self):
         """The value, or raise the error the call ended with."""
@@ -78,10 +78,15 @@ class Proxy:
 
     def counted(self, *arguments):
         """(result, calls): one call, counting the calls made through the function's global name."""
+        outcome = self.counted_outcome(*arguments)
+        return outcome.result(), outcome.count
+
+    def counted_outcome(self, *arguments):
+        """The outcome of one call, its count and trace (coursetools.checks.evidence) included."""
         outcome, = self._session.call(self.__name__, [arguments], sync=True, count=True)
         _update_in_place(arguments, outcome.after)
         sys.stdout.write(outcome.printed)
-        return outcome.result(), outcome.count
+        return outcome
 
 
 def _memo_key(name, mode, arguments, encoded):
@@ -287,8 +292,10 @@ class Session:
         records = result.get('records') if isinstance(result.get('records'), dict) else {}
         after = result.get('after') if isinstance(result.get('after'), list) else None
         count = result.get('count') if type(result.get('count')) is int else None
+        trace = result.get('trace') if isinstance(result.get('trace'), list) else None
         if 'value' in result:
-            return Outcome(value=result['value'], printed=printed, count=count, records=records, after=after)
+            return Outcome(value=result['value'], printed=printed, count=count, records=records, after=after,
+                           trace=trace)
         if 'refused' in result:
             kind = str(result['refused'])[:80]
             self.notes.append(f'{name} returned an object that is not plain data ({kind})')
@@ -296,7 +303,7 @@ class Session:
                                          'tuples or lists')
             return Outcome(error=error, printed=printed, count=count, records=records, after=after)
         return Outcome(error=answers.student_error(result.get('error')), printed=printed, count=count,
-                       records=records, after=after)
+                       records=records, after=after, trace=trace)
 
     # --- running a test cell
 

@@ -5,16 +5,21 @@ A request asks for one function to be called on a list of argument tuples, optio
 * `replace`: other global names answer from tables of correct answers the checker sent (values, never code),
 * `memoize`: the global names listed remember their answers (a slow search runs once per position),
 * `record`: calls of the global names listed are recorded (the boards `perfect_game` passed to `print_state`),
-* `count`: calls of the function through its own global name are counted (its recursion).
-Everything is put back before the answer is sent."""
+* `count`: calls of the function through its own global name are counted (its recursion) and traced: the
+  checker believes a count only with the trace that shows it (coursetools.checks.evidence).
+Everything is put back before the answer is sent. Each test cell's calls run in a child forked from the kernel
+(`cell_fork`, given to `install`), so nothing one test cell's calls change outlives that cell."""
 import contextlib
-import inspect
 import io
 import json
 import math
 import numbers
 import sys
 import traceback
+
+call_trace = sys.modules.get('_course_grader_call_trace')       # in the kernel: sent as text just before this
+if call_trace is None:
+    from coursetools.sandbox.inside import call_trace
 
 TARGET = 'course_grader'
 FILENAME = '<course grader>'
@@ -137,13 +142,17 @@ _UNTAG = {'t': tuple, 'g': lambda rows: tuple(map(tuple, rows)), 's': set, 'fs':
 decode = json.JSONDecoder(object_hook=_untag).decode        # JSON with the tags `encode` writes
 
 
-def install():
-    """Register the comm target the grader opens (once per kernel)."""
+def install(cell_fork=None):
+    """Register the comm target the grader opens (once per kernel); with `cell_fork`, each test cell's calls
+    are served in a child of the kernel."""
     from IPython import get_ipython
     shell = get_ipython()
+    respond = lambda text: answer(shell.user_ns, text)
+    if cell_fork is not None:
+        respond = cell_fork.CellProcesses(respond, lambda: cell_fork.quiet_kernel(shell), _tables).respond
 
     def opened(comm, open_message):
-        comm.on_msg(lambda message: comm.send({'answer': answer(shell.user_ns, message['content']['data']['request'])}))
+        comm.on_msg(lambda message: comm.send({'answer': respond(message['content']['data']['request'])}))
 
     shell.kernel.comm_manager.register_target(TARGET, opened)
 
@@ -181,7 +190,7 @@ def serve(user_ns, request):
     saved = {}
     printed = stdout = None
     records = {record: [] for record in request.get('record', ())}
-    counter = [0]
+    trace = call_trace.Trace()
 
     def bind(global_name, wrap, always=False):
         own = user_ns.get(global_name, _MISSING)
@@ -195,21 +204,22 @@ def serve(user_ns, request):
         for memoized, mode in request.get('memoize', {}).items():
             bind(memoized, lambda own, memoized=memoized, mode=mode: _memoizing(memoized, mode, own))
         for recorded, calls in records.items():
-            bind(recorded, lambda own, calls=calls: _watching(own, lambda arguments: calls.append(_noted(arguments))))
+            bind(recorded, lambda own, calls=calls: call_trace.watching(
+                own, lambda arguments: calls.append(_noted(arguments))))
         if request.get('count'):
-            bind(name, lambda own: _watching(own, lambda _: counter.__setitem__(0, counter[0] + 1)))
+            bind(name, trace.wrap)
         target = user_ns[name]
         results, interrupted, stdout, printed = [], False, sys.stdout, _Printed()
         for arguments in request['calls']:
             arguments = [_shared.setdefault(argument.name, {'dict': dict, 'list': list, 'set': set}[argument.kind]())
                          if isinstance(argument, _Shared) else argument for argument in arguments]
-            counter[0] = 0
+            trace.begin()
             for calls in records.values():
                 calls.clear()
             outcome = call(target, arguments, printed)
             interrupted = outcome.pop('interrupted', False)
             if request.get('count'):
-                outcome['count'] = counter[0]
+                outcome.update(trace.end())
             if records:
                 outcome['records'] = {recorded: list(calls) for recorded, calls in records.items()}
             if request.get('sync'):
@@ -301,10 +311,15 @@ class NotInTable(LookupError):
 def _answering(name, table, own):
     """Stands for `name` while another function is tested: answers come from the checker's table, each decoded
     once (the table keeps it, also under the arguments themselves), a fresh value for every call where a caller
-    could change it (a list). Arguments by keyword go where the student's own `name` takes them."""
+    could change it (a list). Arguments by keyword go where the student's own `name` takes them; a call with
+    fewer arguments than the table's (the student's own defaults fill in the rest) is the student's own."""
+    width = next((key.count('|') + 1 for key in table if type(key) is str), 0)
+
     def answering(*arguments, **keywords):
         if keywords:
-            arguments, keywords = _in_order(own, arguments, keywords)
+            arguments, keywords = call_trace.in_order(own, arguments, keywords)
+        if len(arguments) < width and callable(own):
+            return own(*arguments, **keywords)
         with contextlib.suppress(KeyError, TypeError):      # not asked yet, or arguments no key can hold (lists)
             return table[arguments]()                       # asked before with these very arguments
         key = table_key(arguments) if not keywords else None
@@ -340,7 +355,7 @@ def _memoizing(name, mode, function):
 
     def remembering(*arguments, **keywords):
         if keywords:
-            arguments, keywords = _in_order(function, arguments, keywords)
+            arguments, keywords = call_trace.in_order(function, arguments, keywords)
         key = _key(arguments + tuple(keywords.items()))
         if key is None:
             return function(*arguments, **keywords)
@@ -351,13 +366,6 @@ def _memoizing(name, mode, function):
     remembering.__wrapped__ = function
     remembering.__name__ = getattr(function, '__name__', name)
     return remembering
-
-
-def _in_order(function, arguments, keywords):
-    """A call's arguments where the function's own parameters take them: (positional, keyword-only)."""
-    bound = inspect.signature(function).bind(*arguments, **keywords)
-    bound.apply_defaults()
-    return bound.args, bound.kwargs
 
 
 def _key(arguments):
@@ -379,18 +387,9 @@ def frozen(value):
     return value
 
 
-def _watching(function, note):
-    """`function`, calling `note` with its arguments first (to count or record its calls)."""
-    def watched(*arguments, **keywords):
-        note(arguments + tuple(keywords.values()))
-        return function(*arguments, **keywords)
-
-    watched.__wrapped__ = function
-    return watched
-
-
 def _noted(arguments):
     try:
         return [encode(argument, [10_000]) for argument in arguments]
     except (Refused, RecursionError) as refused:
         return {'refused': str(refused)}
+
