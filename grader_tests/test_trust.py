@@ -133,7 +133,10 @@ def score(state, player):
 
 
 # Replaces the agent's answer on a function's first call, with an answer built to cost the grader: a set of
-# integers whose hashes all collide, or 20 MB of text.
+# integers whose hashes all collide, or 20 MB of text. Since issue 42 the replacement lasts as long as the process
+# it was made in: the child serving one test cell's calls. So it costs the cells whose calls run the function
+# (its own task's, and the perfect game's visible check that calls print_state after it); the other tasks,
+# judged with the grader's own helpers, keep their marks.
 _REPLACE_ANSWER = '''
 import sys
 
@@ -174,9 +177,9 @@ CLASS = {
     'a8_ada': (lambda: filled(*ada()), ADA),
     'a9_breaker_json': (lambda: breaker_in_cell('score', 'not json'), (1, 3, 2, 1, 0, 0)),
     'b1_blank': (released, BLANK),
-    'b2_collider': (lambda: answer_replaced_in('moves', COLLIDING), (1, 3, 2, 0, 3, 0)),
+    'b2_collider': (lambda: answer_replaced_in('moves', COLLIDING), (1, 3, 2, 0, 3, 1)),
     'b3_ada': (lambda: filled(*ada()), ADA),
-    'b4_huge': (lambda: answer_replaced_in('play', HUGE), (1, 3, 0, 1, 3, 0)),
+    'b4_huge': (lambda: answer_replaced_in('play', HUGE), (1, 3, 0, 1, 3, 1)),
     'b5_ada': (lambda: filled(*ada()), ADA),
     'b6_frame_walker': (frame_walker, ADA),
     'b7_huge_errors': (huge_errors, ADA),

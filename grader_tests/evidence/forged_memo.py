@@ -1,14 +1,21 @@
-# score_memo fills the table it is given but never looks in it, so it searches every path; the grader's counter
-# in the kernel is rewritten to claim the 16,168 calls of a memoized search, without a trace. Expected: task 3's
-# values mark only.
+# score_memo fills the table it is given but never looks in it, so it searches every path. On its first call it
+# rewrites the grader's counter in the kernel to claim, for every score_memo search, the 16,168 calls of a memoized
+# search from the empty board, without a trace. Expected: task 3's values mark only.
 # %% score_memo
 import sys
 
 
-def score_memo(state, player, known):
+def _forge():
     counting = sys.modules.get('_course_grader_call_trace')
-    if counting is not None:
-        counting.Trace.end = lambda self: {'count': 16168}
+    if counting is None or getattr(counting, 'forged', False):
+        return
+    honest = counting.Trace.end
+    counting.forged = True
+    counting.Trace.end = lambda self: ({'count': 16168} if self.rows and len(self.rows[0]) == 5 else honest(self))
+
+
+def score_memo(state, player, known):
+    _forge()
     end = score_end(state)
     if end is not None:
         known[state] = (end, None)
