@@ -117,6 +117,7 @@ def test_the_helpers_answer_from_the_file_and_are_put_back_after_a_failure(noteb
         assert all(namespace[name] is not function for name, function in own.items())
         assert namespace['score_end'](oracle.nested(won.replace('.', ' '))) == 0     # read, not computed
         assert namespace['play'](WORKED, 0, 0, 'x') == oracle.place(WORKED, 0, 0, 'x')
+        assert namespace['play'](WORKED, 0, 0) == oracle.place(WORKED, 0, 0, 'x')   # a play whose mark has a default
         assert namespace['moves'](WORKED) == [(0, 0), (0, 1), (2, 2)]
         raise AssertionError('a failed test')
 
