@@ -135,12 +135,16 @@ def run_all(source_folder, notebook, workdir):
     return nb, errors
 
 
-def failed_test_cells(folder, notebook):
+def failed_test_cells(folder, notebook, printed=None):
     """{grade_id: error message} of the test cells that fail when the student runs `folder/notebook` top to bottom
-    (Restart & Run All), in a plain kernel."""
+    (Restart & Run All), in a plain kernel. `printed`: a dict that receives {grade_id: what the cell printed}."""
     nb = nbformat.read(pathlib.Path(folder) / notebook, as_version=4)
     NotebookClient(nb, timeout=120, kernel_name='python3', allow_errors=True,
                    resources={'metadata': {'path': str(folder)}}).execute()
+    if printed is not None:
+        printed.update({cell.metadata['nbgrader']['grade_id']: ''.join(
+            output.text for output in cell.get('outputs', []) if output.output_type == 'stream')
+            for cell in nb.cells if cell.metadata.get('nbgrader', {}).get('grade')})
     return {cell.metadata['nbgrader']['grade_id']: output.evalue for cell in nb.cells
             if cell.metadata.get('nbgrader', {}).get('grade') for output in cell.get('outputs', [])
             if output.output_type == 'error'}

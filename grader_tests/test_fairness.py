@@ -11,7 +11,7 @@ from coursetools.instructor import democlass
 from coursetools.instructor import marks
 
 HERE = ROOT / 'grader_tests' / 'fairness'
-STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen', 'las', 'dic', 'cyd'), 'alpha_beta': ('kay', 'ali')}
+STUDENTS = {'noughts_and_crosses': ('kit', 'deb', 'neo', 'fen', 'las', 'dic', 'cyd', 'vic', 'mia'), 'alpha_beta': ('kay', 'ali')}
 WRITTEN = 'perfect_opponent'        # alpha_beta's written answer, marked by hand
 
 
@@ -43,9 +43,10 @@ def lost(tmp_path_factory):
     return found
 
 
-def visible_failures(tmp_path, assignment, student):
-    """{grade_id: error message} of the test cells that fail when the student runs the notebook."""
-    return failed_test_cells(submission(tmp_path / student, assignment, student), f'{assignment}.ipynb')
+def visible_failures(tmp_path, assignment, student, printed=None):
+    """{grade_id: error message} of the test cells that fail when the student runs the notebook (`printed`: see
+    `failed_test_cells`)."""
+    return failed_test_cells(submission(tmp_path / student, assignment, student), f'{assignment}.ipynb', printed)
 
 
 @needs_sandbox
@@ -114,3 +115,36 @@ def test_the_visible_tests_show_the_mistakes_the_hidden_ones_mark_down(tmp_path)
     ali = visible_failures(tmp_path, 'alpha_beta', 'ali')
     assert set(ali) == {'alphabeta-prunes', 'alphabeta-count', 'score_memo-table'}
     assert 'called once' in ali['alphabeta-prunes'] and 'called once' in ali['score_memo-table']
+
+
+SCORE_CELLS = ('score-finished', 'score-values', 'score-moves')
+
+
+@needs_sandbox
+def test_a_wrong_score_end_costs_score_end_and_never_score(lost):
+    assert 'score_end-diagonals' in lost['noughts_and_crosses', 'vic']
+    assert not [cell for cell in lost['noughts_and_crosses', 'vic'] if cell in SCORE_CELLS]
+
+
+@needs_sandbox
+def test_a_wrong_score_loses_the_hidden_score_marks(lost):
+    assert {'score-values', 'score-moves'} <= set(lost['noughts_and_crosses', 'mia'])
+    assert not [cell for cell in lost['noughts_and_crosses', 'mia'] if cell.startswith('score_end')]
+
+
+def test_the_visible_score_tests_agree_with_the_hidden_ones_on_a_wrong_score_end(tmp_path):
+    """Issue 42: vic's score is right and his score_end wrong; the visible score tests give score correct helpers,
+    as grading does, so they pass, and say which helper to fix."""
+    printed = {}
+    vic = visible_failures(tmp_path, 'noughts_and_crosses', 'vic', printed)
+    assert 'score_end-diagonals' in vic and not set(vic) & set(SCORE_CELLS)
+    for cell in SCORE_CELLS:
+        assert 'Note: your score_end(board) gives None, where the right answer is' in printed[cell], cell
+        assert 'fix score_end in task 2' in printed[cell] and printed[cell].count('Note:') == 1, cell
+
+
+def test_the_visible_score_tests_fail_a_wrong_score_and_name_no_helper(tmp_path):
+    printed = {}
+    mia = visible_failures(tmp_path, 'noughts_and_crosses', 'mia', printed)
+    assert {'score-values', 'score-moves'} <= set(mia) and "expected 1" in mia['score-values']
+    assert not [cell for cell in SCORE_CELLS if 'Note:' in printed[cell]]

@@ -20,6 +20,7 @@ Two ideas keep marks fair:
 Shared with alpha_beta: `isolation` (binding until the cell ends, memoizing), `references` (correct versions),
 `positions` (the samples) and `boards` (pictures in messages, reading answers).
 """
+import contextlib
 import functools
 import re
 
@@ -77,6 +78,9 @@ def isolate(namespace, testing):
     """
     session = checker.session_in(namespace)
     if session is not None:
+        # The notebook's `correct_helpers` (locked cell score-helpers) would give the visible score tests correct
+        # helpers from score_helpers.txt; here the kernel already has the grader's, so it does nothing.
+        session.override({'correct_helpers': contextlib.nullcontext})
         own = testing == 'perfect_game'       # the integration task: every function is the student's own
         return session.isolate(testing, KERNEL_CONTEXT.get(testing, {}), KERNEL_ANSWERS, {} if own else REFERENCE)
     own_score = namespace.get('score', MISSING)
