@@ -1,7 +1,7 @@
 """Counts the grader accepts only with evidence (coursetools.checks.evidence): the trace of the search, replayed
 against the rules of alpha-beta and of memoisation. Honest searches in styles the workbook's convention does not
 spell out are accepted; counts forged by rewriting the grader's helper in the kernel earn nothing, graded through
-`make grade` (grader_tests/evidence/)."""
+`make grade` (grader_tests/evidence/). The same class has a notebook whose written question was deleted."""
 import math
 
 import nbformat
@@ -30,7 +30,9 @@ LOSES = {
     'forged_count': {'alphabeta-prunes', 'alphabeta-count'},
     'forged_trace': {'alphabeta-prunes', 'alphabeta-count'},
     'forged_memo': {'score_memo-table'},
+    'deleted_question': set(),
 }
+DELETED = {'deleted_question': ('written-question', 'perfect_opponent')}    # cells taken out of the notebook
 
 
 @pytest.fixture(scope='module')
@@ -125,7 +127,9 @@ def lost(tmp_path_factory):
     for student in STUDENTS:
         _, own = democlass.read_answers(HERE / f'{student}.py')
         folder = submission(course / 'submitted' / student / ASSIGNMENT, ASSIGNMENT, 'kay')
-        nbformat.write(democlass.fill(release, preamble, {**kay, **own}), folder / f'{ASSIGNMENT}.ipynb')
+        notebook = democlass.fill(release, preamble, {**kay, **own})
+        notebook.cells = [cell for cell in notebook.cells if cell.get('id') not in DELETED.get(student, ())]
+        nbformat.write(notebook, folder / f'{ASSIGNMENT}.ipynb')
         (folder / 'timestamp.txt').write_text(democlass.TIMESTAMP + '\n')
     result = run_grade(course, ASSIGNMENT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -97,3 +97,4 @@ def test_the_widget_is_in_git_once_and_where_it_ships():
                              capture_output=True, text=True, check=True).stdout.split()
     folders = sorted({str(pathlib.Path(path).parent) for path in tracked})
     assert folders == ['coursetools/widget'] + [f'release/{a}/minimax_widget' for a in sorted(ASSIGNMENTS)], folders
+

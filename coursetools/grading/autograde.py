@@ -39,7 +39,8 @@ class RestoreHiddenTests(OverwriteCells):
     A released test cell lacks its hidden tests, so its checksum never matches the gradebook's and nbgrader
     warns "Attribute 'checksum' for cell ... has changed!" for every test cell of every honest student. A locked
     cell whose source is exactly the gradebook's with the hidden-test regions removed is restored silently here;
-    any other change to a locked cell is still reported and restored by nbgrader.
+    any other change to a locked cell is still reported and restored by nbgrader. A deleted test cell is put back
+    after the nearest cell before it that is still there (`add_missing_grade_cells`).
 
     The notebook's cells are read from the gradebook once, not once per cell (`NotebookCells`).
     """
@@ -58,6 +59,25 @@ class RestoreHiddenTests(OverwriteCells):
             if source is not None and cell.source != source and cell.source == self.released_source(source):
                 cell.source = source
         return super().preprocess_cell(cell, resources, cell_index)
+
+    def add_missing_grade_cells(self, nb, resources):
+        """nbgrader's, except where a missing test cell goes: after the nearest cell before it in the source that
+        the notebook still has (first if none). nbgrader's looks only at the source cell just before it, among
+        the notebook's solution and test cells, and stops that notebook with a KeyError when it is a locked cell
+        of another kind (the question above a written answer, a read-only helper cell)."""
+        source = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        order = [cell.name for cell in source.source_cells]
+        solutions = {cell.name for cell in source.solution_cells}
+        for grade_cell in source.grade_cells:
+            where = {(cell.metadata.get('nbgrader') or {}).get('grade_id'): at for at, cell in enumerate(nb.cells)}
+            if grade_cell.name in where:
+                continue
+            self.log.warning('Missing grade cell %s encountered, adding to notebook', grade_cell.name)
+            earlier = [where[name] for name in order[:order.index(grade_cell.name)] if name in where]
+            added = self.missing_cell_transform(source.source_cells[order.index(grade_cell.name)], grade_cell.max_score,
+                                                is_solution=grade_cell.name in solutions)
+            nb.cells.insert(earlier[-1] + 1 if earlier else 0, added)
+        return nb, resources
 
     def released_source(self, source):
         if source not in self.released:

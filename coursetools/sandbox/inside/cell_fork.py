@@ -7,41 +7,16 @@ memo filled by the perfect game, a global counter, a patched module) goes with t
 from the state the notebook's own cells left, never from what another test cell left. Where forking fails, the
 kernel serves the calls itself, as it did before.
 """
+import contextlib
 import io
 import json
 import os
-import select
 import signal
-import struct
 import sys
-import time
+from multiprocessing.connection import Pipe
 
-_HEADER = struct.Struct('>Q')
 STDERR_LIMIT = 100_000            # characters of what a request's calls wrote to stderr passed on
 REPLY_AFTER_INTERRUPT = 3.0       # seconds the child gets to answer once interrupted (it reports what it printed)
-
-
-def _send(fd, text):
-    data = text.encode('utf-8', 'surrogatepass')
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _read_exactly(fd, size):
-    parts, left = [], size
-    while left:
-        part = os.read(fd, min(left, 1 << 20))
-        if not part:
-            raise EOFError('the process serving the cell has gone')
-        parts.append(part)
-        left -= len(part)
-    return b''.join(parts)
-
-
-def _receive(fd):
-    size, = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
-    return _read_exactly(fd, size).decode('utf-8', 'surrogatepass')
 
 
 class CellProcesses:
@@ -51,7 +26,7 @@ class CellProcesses:
 
     def __init__(self, serve, quiet, tables):
         self.serve, self.quiet, self.tables = serve, quiet, tables
-        self.cell = self.pid = self.to_child = self.from_child = None
+        self.cell = self.pid = self.child = None
 
     def respond(self, request_text):
         """The answer to one request: from the current cell's child, or (no child) served here."""
@@ -64,110 +39,76 @@ class CellProcesses:
             needed = [table for table in request.get('replace', ()) if table not in self.tables]
             if needed:
                 return json.dumps({'need_tables': needed})
-            cell = request.get('cell')
+            if self.pid is None or request.get('cell') != self.cell:
+                self.end()
+                self._start(request.get('cell'))
         except Exception as error:
             return json.dumps({'failed': '%s: %s' % (type(error).__name__, error)})
-        replied = self.answer(cell, request_text)
-        return self.serve(request_text) if replied is None else replied
-
-    def answer(self, cell, text):
-        """The answer (text) of the current cell's child; None if no child could be started (the caller then
-        serves the request itself)."""
-        if self.pid is None or cell != self.cell:
-            self.end()
-            if not self._start(cell):
-                return None
+        if self.pid is None:                # forking failed: served here
+            return self.serve(request_text)
         try:
-            _send(self.to_child, text)
+            self.child.send_bytes(request_text.encode('utf-8', 'surrogatepass'))
             return self._reply()
-        except KeyboardInterrupt:       # the cell ran out of time: the child has the interrupted call's answer
+        except KeyboardInterrupt:           # the cell ran out of time: the child has the interrupted call's answer
             return self._after_interrupt()
         except (EOFError, OSError):
-            status = self.end()
-            return '{"failed": "the process running this cell\'s calls ended (%s) before it answered"}' % status
+            return json.dumps({'failed': "the process running this cell's calls ended (%s) before it answered"
+                                         % self.end()})
 
     def _reply(self):
         """The child's answer; what it wrote to stderr (warnings, logging) goes to the kernel's stderr first."""
-        stray = _receive(self.from_child)
-        answer = _receive(self.from_child)
+        stray, answer = self.child.recv()
         if stray:
             sys.stderr.write(stray)
         return answer
 
     def end(self):
         """Stop the current child; how it ended."""
-        pid, self.pid, self.cell = self.pid, None, None
-        for fd in (self.to_child, self.from_child):
-            if fd is not None:
-                os.close(fd)
-        self.to_child = self.from_child = None
+        pid, child, self.pid, self.cell, self.child = self.pid, self.child, None, None, None
+        if child is not None:
+            child.close()
         if pid is None:
             return 'no process'
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if not done:
-                os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return 'gone'
-        if os.WIFSIGNALED(status):
-            return 'killed by signal %d' % os.WTERMSIG(status)
-        return 'exit status %d' % os.WEXITSTATUS(status)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        return 'killed by signal %d' % -code if code < 0 else 'exit status %d' % code
 
     def _start(self, cell):
-        down_read, down_write = os.pipe()
-        up_read, up_write = os.pipe()
+        here, there = Pipe()
         try:
             pid = os.fork()
         except OSError:
-            for fd in (down_read, down_write, up_read, up_write):
-                os.close(fd)
-            return False
+            return
         if pid == 0:
-            os.close(down_write)
-            os.close(up_read)
-            self._child(down_read, up_write)
-        os.close(down_read)
-        os.close(up_write)
-        self.pid, self.cell, self.to_child, self.from_child = pid, cell, down_write, up_read
-        return True
+            here.close()
+            self._child(there)
+        there.close()
+        self.pid, self.cell, self.child = pid, cell, here
 
-    def _child(self, requests, answers):
+    def _child(self, parent):
         try:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             self.quiet()
             while True:
+                text = parent.recv_bytes().decode('utf-8', 'surrogatepass')
+                stderr, sys.stderr = sys.stderr, io.StringIO()
                 try:
-                    text = _receive(requests)
-                except EOFError:
-                    break
-                answer, stray = self._served(text)
-                _send(answers, stray)
-                _send(answers, answer)
-        except BaseException:
-            pass
+                    answer = self.serve(text)
+                    stray = sys.stderr.getvalue()[-STDERR_LIMIT:]
+                finally:
+                    sys.stderr = stderr
+                parent.send((stray, answer))
         finally:
             os._exit(0)
 
-    def _served(self, text):
-        """(answer, what the calls wrote to stderr) of one request, in the child."""
-        stderr, sys.stderr = sys.stderr, io.StringIO()
-        try:
-            return self.serve(text), sys.stderr.getvalue()[-STDERR_LIMIT:]
-        finally:
-            sys.stderr = stderr
-
     def _after_interrupt(self):
-        """The interrupted child's answer (it reached the child too, or is passed on now), then the child ends."""
+        """The interrupted child's answer (the interrupt reached it too, or is passed on now); then it ends."""
         try:
-            waited, deadline = False, time.monotonic() + REPLY_AFTER_INTERRUPT
-            while time.monotonic() < deadline:
-                ready, _, _ = select.select([self.from_child], [], [], 0.3)
-                if ready:
-                    return self._reply()
-                if not waited:
-                    waited = True
-                    os.kill(self.pid, signal.SIGINT)
+            if not self.child.poll(0.5):
+                os.kill(self.pid, signal.SIGINT)
+            if self.child.poll(REPLY_AFTER_INTERRUPT):
+                return self._reply()
         except (EOFError, OSError, KeyboardInterrupt):
             pass
         finally:
