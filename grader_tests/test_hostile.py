@@ -538,7 +538,7 @@ def ada_then(sources):
 CATALOGUE.update({
     'dawdler': (lambda: ada_then(['import time\ntime.sleep(60)'] * DAWDLES), (1, 3, 2, 1, 3, 2), None),
     'bomber': (lambda: ada_then(['1'] * 5000), (0, 0, 0, 0, 0, 0),
-               'has 5,040 cells, more than the 1,000 a notebook may have'),
+               f'has {len(released().cells) + 5000:,} cells, more than the 1,000 a notebook may have'),
     'padder': (lambda: ada_then(['x = [1, 2, 3]  # padding\n' * 200_000]), (0, 0, 0, 0, 0, 0),
                'characters of code, more than the 300,000'),
 })

@@ -93,8 +93,7 @@ def isolate(namespace, testing):
 
 
 def notebook_count_calls(function, *args):
-    """The notebook's `count_calls(function, *args)` (its locked cell), for the checker, where the function is a
-    proxy and its calls are counted in the kernel."""
+    """The notebook's `count_calls(function, *args)` for the checker, where the function is a kernel's proxy."""
     return calls.count_calls(function, function.__name__, picture, *args)
 
 
@@ -205,32 +204,35 @@ def alphabeta_moves(alphabeta):
 def alphabeta_prunes(alphabeta):
     plain = oracle.search_tree_size(oracle.EMPTY_BOARD, 'x')
     (*_, searched), = _searched(alphabeta, [oracle.EMPTY_BOARD])
-    from_empty = evidence.alphabeta_count(searched, oracle.EMPTY_BOARD, 'x')
+    from_empty = evidence.claimed(searched, 'alphabeta')
     assert from_empty < plain / 2, (
         f'From the empty board alphabeta visited {from_empty} positions, but a plain minimax visits {plain}: it '
         f'should prune most of them. Does it stop trying moves once alpha >= beta, and pass the narrowed window '
         f'(alpha, beta) to its recursive calls? (Recursive calls must be alphabeta(...) by name to be counted.)')
-    # Counts alone would pass a stub, which visits one position: a search that never prunes has failed above,
-    # before the sample is searched; a stub passed with one call, and fails here.
+    # A count as claimed costs marks; it earns them only with its evidence, checked last. A stub (one call)
+    # passed above and fails here; a search that never prunes failed before the sample was searched.
     searches = calls.outcomes(alphabeta, 'alphabeta', _to_move(unfinished_sample()[::3], -INF, INF), count=True)
+    shown = [(oracle.EMPTY_BOARD, 'x', searched)]
     for (board, player, *rest), outcome in calls.require_not_a_stub('alphabeta', searches):
         calls.value(outcome, 'alphabeta', (board, player, *rest), picture)
-        calls_made = evidence.alphabeta_count(outcome, board, player)
-        most = oracle.search_tree_size(board, player)
-        assert calls_made <= most, (
-            f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions, more than the {most} a '
-            f'plain minimax visits from\n{picture(board)}')
+        calls_made, most = evidence.claimed(outcome, 'alphabeta'), oracle.search_tree_size(board, player)
+        assert calls_made <= most, (f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions, more '
+                                    f'than the {most} a plain minimax visits from\n{picture(board)}')
+        shown.append((board, player, outcome))
     assert from_empty > 1, 'alphabeta was called once: its recursion must call alphabeta(...) by name to be counted'
+    for board, player, outcome in shown:
+        evidence.alphabeta_count(outcome, board, player)
 
 
 def alphabeta_count(alphabeta):
     for board, player, _, outcome in _searched(alphabeta, _alphabeta_sample()):
-        calls_made = evidence.alphabeta_count(outcome, board, player)
+        calls_made = evidence.claimed(outcome, 'alphabeta')
         _, expected = analysis.alphabeta_visits(board, player)
         assert calls_made == expected, (
             f'alphabeta(board, {player!r}, -INF, INF) visited {calls_made} positions; with moves tried in the order '
             f'moves(state) gives them and a cut as soon as alpha >= beta it visits {expected}, from\n'
             f'{picture(board)}')
+        evidence.alphabeta_count(outcome, board, player)
 
 
 # --- task 3: score_memo -----------------------------------------------------------------------------------
@@ -253,7 +255,7 @@ def score_memo_values(score_memo):
 def score_memo_table(score_memo):
     known = {}
     searched = calls.counted_call(score_memo, 'score_memo', picture, oracle.EMPTY_BOARD, 'x', known)
-    calls_made = evidence.memo_count(searched, oracle.EMPTY_BOARD, 'x')
+    calls_made = evidence.claimed(searched, 'score_memo')
     assert isinstance(known, dict) and len(known) == len(oracle.reachable_positions()), (
         f'After score_memo(EMPTY_BOARD, "x", known) the dictionary known holds {len(known)} entries; it should '
         f'hold one for each of the {len(oracle.reachable_positions())} positions the search reaches (finished '
@@ -262,6 +264,7 @@ def score_memo_table(score_memo):
     assert calls_made <= 16168, (
         f'score_memo was called {calls_made} times from the empty board; looking each position up in known before '
         f'searching it needs at most 16,168 calls (one per move between the 5,478 positions, plus the first).')
+    evidence.memo_count(searched, oracle.EMPTY_BOARD, 'x')
 
 
 # --- task 4: evaluate and score_depth ---------------------------------------------------------------------

@@ -35,6 +35,13 @@ class Unverified(AssertionError):
                          f'the trace of the search, which the grader checks against the rules of the search.)')
 
 
+def claimed(outcome, name):
+    """The count as the kernel claims it: believed where it costs marks, never enough to earn them."""
+    if not isinstance(outcome.count, int) or outcome.count < 1:
+        raise Unverified(name, 'the grader could not count them')
+    return outcome.count
+
+
 def alphabeta_count(outcome, board, player, alpha=-math.inf, beta=math.inf):
     """The number of calls of one alphabeta search, if its trace is that of a correct alpha-beta search."""
     return _verified(outcome, 'alphabeta', (oracle.flat(board), player, alpha, beta), _alphabeta_node)
@@ -46,9 +53,7 @@ def memo_count(outcome, board, player):
 
 
 def _verified(outcome, name, root, rule):
-    count = outcome.count
-    if not isinstance(count, int) or count < 1:
-        raise Unverified(name, 'the grader could not count them')
+    count = claimed(outcome, name)
     trace = getattr(outcome, 'trace', None)
     if trace is None:
         if count > TRACE_LIMIT:

@@ -32,9 +32,8 @@ class CellProcesses:
         """The answer to one request: from the current cell's child, or (no child) served here."""
         try:
             request = json.loads(request_text)
-            given = request.get('tables') or {}
-            if given:
-                self.tables.update(given)
+            if request.get('tables'):
+                self.tables.update(request['tables'])
                 self.end()                  # a child forked before has not got them
             needed = [table for table in request.get('replace', ()) if table not in self.tables]
             if needed:

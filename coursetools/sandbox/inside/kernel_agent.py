@@ -392,4 +392,3 @@ def _noted(arguments):
         return [encode(argument, [10_000]) for argument in arguments]
     except (Refused, RecursionError) as refused:
         return {'refused': str(refused)}
-
