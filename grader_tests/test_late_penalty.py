@@ -1,9 +1,9 @@
-"""The late-penalty plugin's arithmetic (coursetools/grading/late.py), worked by hand from its definition: percent of
+"""The late-penalty plugin's arithmetic (coursetools/instructor/late.py), worked by hand from its definition: percent of
 the marks per started unit late, at most the cap, nothing within the grace period; and the one mark every output
 shows (coursetools/grading/mark.py)."""
 import pytest
 
-from coursetools.grading.late import LatePenalty, percentage_penalty
+from coursetools.instructor.late import LatePenalty, percentage_penalty
 from coursetools.grading.mark import Mark
 
 HOUR, DAY = 3600, 86400
@@ -39,7 +39,7 @@ def test_the_course_config_keeps_nbgraders_default_of_no_penalty(tmp_path):
     from conftest import ROOT
     from coursetools.instructor.roster import course_config
     config = course_config(ROOT)
-    assert config.AssignLatePenalties.plugin_class == 'coursetools.grading.late.LatePenalty'
+    assert config.AssignLatePenalties.plugin_class == 'coursetools.instructor.late.LatePenalty'
     assert LatePenalty(config=config).penalty_method == 'none'
 
 

@@ -2,7 +2,7 @@
 the report, the feedback page, grades.csv, the Canvas and Moodle files).
 
     raw      every mark the gradebook holds (nbgrader's `score`; a hand mark still waiting counts 0 in it)
-    penalty  the late penalty autograde took (nbgrader's `late_submission_penalty`, `grading.late`)
+    penalty  the late penalty autograde took (nbgrader's `late_submission_penalty`, `instructor.late`)
     final    raw - penalty, never below 0
     waiting  the marks still waiting for a hand grader (`course.hand_marked`) in a notebook that was graded
     ungraded a notebook the autograder never scored (a test cell without any score): shown as '-'

@@ -3,7 +3,7 @@
 Set in nbgrader_config.py (docs/lms.md, "Late penalties"), so `make grade` and plain `nbgrader autograde` take the
 same penalty:
 
-    c.AssignLatePenalties.plugin_class = 'coursetools.grading.late.LatePenalty'
+    c.AssignLatePenalties.plugin_class = 'coursetools.instructor.late.LatePenalty'
     c.LateSubmissionPlugin.penalty_method = 'percentage'   # or nbgrader's 'none' (the default), 'zero'
     c.LatePenalty.percent = 10          # of the assignment's marks, per unit late (started units count whole)
     c.LatePenalty.unit = 'day'          # or 'hour'
