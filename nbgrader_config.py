@@ -76,6 +76,11 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 
+# Late penalties: nbgrader's 'none' (the default: nothing taken) and 'zero', or a percentage of the marks per day or
+# hour late, with a cap and a grace period (coursetools.instructor.late; docs/lms.md, "Late penalties"), e.g.
+#   c.LateSubmissionPlugin.penalty_method = 'percentage'; c.LatePenalty.percent = 10; c.LatePenalty.cap = 30
+c.AssignLatePenalties.plugin_class = 'coursetools.instructor.late.LatePenalty'
+
 # Feedback shows each check's name and failure message, but not the code of hidden tests; FeedbackPage (after
 # GetGrades: it reads the scores) names the student's cells in tracebacks and works out the summary and contents
 # of `make grade`'s page (coursetools.grading.feedback_page; nbgrader's own page ignores them).

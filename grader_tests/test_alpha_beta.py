@@ -161,4 +161,6 @@ def test_grading_prints_the_table(graded):
     table = result.stdout.split('\nalpha_beta\n', 1)[1]
     shown = {line.split()[0]: line.split()[WRITTEN + 1] for line in table.splitlines()[2:2 + len(EXPECTED)]}
     assert shown == {student: '?' if student in WAITING else '0' for student in EXPECTED}, table
-    assert f'counted as 0 in the total until it is: {len(WAITING)} students.' in table
+    assert f'not counted in the total until it is: {len(WAITING)} students ({", ".join(WAITING)}).' in table
+    totals = {line.split()[0]: line.split(None, len(TASKS) + 1)[-1] for line in table.splitlines()[2:2 + len(EXPECTED)]}
+    assert totals == {s: f'{sum(EXPECTED[s])} + 2 waiting' if s in WAITING else f'{sum(EXPECTED[s])}' for s in EXPECTED}

@@ -194,11 +194,13 @@ def test_the_table_marks_a_notebook_that_could_not_be_graded_apart_from_a_writte
     waiting = {'ada': {'perfect_opponent': 2}, 'bob': {'perfect_opponent': 2}}     # bob's: his notebook's, unscored
     ungraded = {'bob': {'score-values', 'perfect_opponent'}}
     lines = marks.format_table(table, maxima, waiting, ungraded).splitlines()
-    assert lines[2].split() == ['ada', '3', '?', '3']
+    assert lines[2].split() == ['ada', '3', '?', '3', '+', '2', 'waiting']      # a waiting mark is not a 0
     assert lines[3].split() == ['bob', '-', '-', '-']
     assert lines[4].split() == ['cat', '2', '1', '3']
-    assert lines[5].startswith('? a written answer still to be marked by hand') and lines[5].endswith(': 1 student.')
-    assert lines[6].startswith('- not graded: the notebook could not be graded') and lines[6].endswith(': 1 student.')
+    assert lines[5].startswith('? a written answer still to be marked by hand') and lines[5].endswith(
+        ': 1 student (ada).')
+    assert lines[6].startswith('- not graded: the notebook could not be graded') and lines[6].endswith(
+        ': 1 student (bob).')
     assert len(lines) == 7
 
 
@@ -233,6 +235,6 @@ def test_the_gradebook_tells_an_ungraded_notebook_from_a_written_answer_waiting(
         gradebook.db.commit()
     assert marks.not_graded(db, 'a') == {'bob': {'score-values', 'perfect_opponent'}}
     lines = marks.marks_table(db, 'a').splitlines()
-    assert [line.split() for line in lines[2:5]] == [['ada', '3', '?', '3'], ['bob', '-', '-', '-'],
-                                                     ['cat', '2', '1', '3']]
-    assert lines[5].endswith(': 1 student.') and lines[6].startswith('- not graded') and len(lines) == 7
+    assert [line.split() for line in lines[2:5]] == [['ada', '3', '?', '3', '+', '2', 'waiting'],
+                                                     ['bob', '-', '-', '-'], ['cat', '2', '1', '3']]
+    assert lines[5].endswith(': 1 student (ada).') and lines[6].startswith('- not graded') and len(lines) == 7

@@ -61,7 +61,7 @@ def test_students_with_problems(page):
 def test_marks_table_and_summary(page, graded_class):
     marks_table = re.search(r'<table class="marks">(.*?)</table>', page, re.S).group(1)
     for student, expected in EXPECTED.items():
-        cells = re.search(rf'<tr><td>{student}</td>(.*?)</tr>', marks_table).group(1)
+        cells = re.search(rf'<tr data-student="{student}"><td>{student}</td>(.*?)</tr>', marks_table).group(1)
         assert [int(v) for v in re.findall(r'>(\d+)</td>', cells)] == [*expected, sum(expected)]
     assert f'{len(EXPECTED)} students graded' in page
 

@@ -31,6 +31,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from coursetools.grading.adapters import FeedbackHTMLExporter
 from coursetools.grading.course import ATTENTION_ERRORS, hand_marked, task_of
+from coursetools.grading.mark import mark_of
 from coursetools.judge import failures
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'templates')
@@ -67,19 +68,30 @@ class FeedbackPage(Preprocessor):
     enabled = True
 
     def preprocess(self, nb, resources):
-        resources['feedback_page'] = page_of(nb, written_answers(resources.get('nbgrader') or {}))
+        by_hand, mark = from_gradebook(resources.get('nbgrader') or {})
+        resources['feedback_page'] = page_of(nb, by_hand)
+        if mark is not None:            # the score at the top: the one every output shows (`grading.mark`)
+            resources['feedback_page']['mark'] = {'final': mark.final, 'max_score': mark.max_score,
+                                                  'text': mark.text(), 'penalty': mark.penalty}
         return nb, resources
 
 
 def written_answers(info) -> dict:
     """{grade_id: 'waiting' or 'unanswered'} for the submission's written answers no person has marked yet
     (`course.hand_marked`), from the gradebook named in nbgrader's resources."""
+    return from_gradebook(info)[0]
+
+
+def from_gradebook(info):
+    """(`written_answers`, the notebook's `grading.mark.Mark`) from the gradebook named in nbgrader's resources;
+    ({}, None) when it has no such submission."""
     try:
         with Gradebook(info['db_url']) as gradebook:
             notebook = gradebook.find_submission_notebook(info['notebook'], info['assignment'], info['student'])
-            return {grade.name: state for grade in notebook.grades if (state := hand_marked(grade))}
+            states = {grade.name: state for grade in notebook.grades if (state := hand_marked(grade))}
+            return states, mark_of(notebook.assignment, notebook)
     except (KeyError, MissingEntry):
-        return {}
+        return {}, None
 
 
 def page_of(nb, by_hand=None) -> dict:

@@ -14,6 +14,8 @@ import csv
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
+from coursetools.grading.mark import mark_of
+
 COLUMNS = ('assignment', 'duedate', 'timestamp', 'student_id', 'last_name', 'first_name', 'email', 'raw_score',
            'late_submission_penalty', 'score', 'max_score')
 FORMULA_STARTS = ('=', '+', '-', '@', '\t', '\r')
@@ -45,12 +47,15 @@ class QuotedCsvExport(CsvExportPlugin):
 
     @staticmethod
     def row(gradebook, assignment, student):
-        """The values of one row, in `COLUMNS` order: a student with no submission scores 0, as in nbgrader."""
+        """The values of one row, in `COLUMNS` order: the student's `grading.mark.Mark` (raw, penalty, final), and 0
+        for a student with no submission, as in nbgrader. A hand mark still waiting counts 0 here, as in nbgrader's
+        file (the LMS files leave such a grade empty)."""
         try:
             submission = gradebook.find_submission(assignment.name, student.id)
         except MissingEntry:
-            timestamp, raw, penalty = '', 0.0, 0.0
+            timestamp, raw, penalty, final = '', 0.0, 0.0, 0.0
         else:
-            timestamp, raw, penalty = submission.timestamp, submission.score, submission.late_submission_penalty
+            mark = mark_of(submission)
+            timestamp, raw, penalty, final = submission.timestamp, mark.raw, mark.penalty, mark.final
         return (assignment.name, assignment.duedate, timestamp, student.id, student.last_name, student.first_name,
-                student.email, raw, penalty, max(0.0, raw - penalty), assignment.max_score)
+                student.email, raw, penalty, final, assignment.max_score)

@@ -8,6 +8,7 @@ import sys
 from nbgrader.api import Gradebook, MissingEntry
 
 from coursetools.grading.course import hand_marked, task_of
+from coursetools.grading.mark import Mark, marks_of
 from coursetools.grading.progress import printable
 
 
@@ -108,39 +109,53 @@ def record_zero(db_url, assignment, students, staging):
             gradebook.db.commit()
 
 
+def final_marks(db_url, assignment):
+    """{student: `grading.mark.Mark`}: raw, late penalty, final, marks waiting for a hand grader."""
+    with Gradebook(db_url) as gradebook:
+        return marks_of(gradebook, assignment)
+
+
 def marks_table(db_url, assignment):
     """The marks table of `assignment` as `make grade` prints it (`format_table`), from the gradebook."""
     return format_table(*marks_by_task(db_url, assignment), written_answers(db_url, assignment),
-                        not_graded(db_url, assignment))
+                        not_graded(db_url, assignment), final_marks(db_url, assignment))
 
 
-def format_table(table, maxima, waiting=None, ungraded=None):
+def format_table(table, maxima, waiting=None, ungraded=None, finals=None):
     """The marks table `make grade` prints; a task whose answer still waits for a grader (`written_answers`) shows
     '?', and the tasks and total of a notebook that could not be graded (`not_graded`) show '-', each explained
-    under the table."""
+    under the table. The total is the student's `Mark` (`finals`; without them, the tasks' sum) as `Mark.text`
+    writes it: final mark, marks waiting, raw mark and late penalty."""
     def by_task(found):
         return {student: {task_of(grade_id) for grade_id in cells} for student, cells in (found or {}).items()}
+    finals = finals or {student: Mark(raw=sum(row.values()), penalty=0.0, max_score=sum(maxima.values()),
+                                      waiting=sum((waiting or {}).get(student, {}).values()),
+                                      ungraded=student in (ungraded or {})) for student, row in table.items()}
     waiting, ungraded = by_task(waiting), by_task(ungraded)
     tasks = list(maxima)
+    totals = {student: finals[student].text() if student in finals else '-' for student in table}
     width = max([len('student')] + [len(s) for s in table])
-    header = ['student'.ljust(width)] + [t.rjust(max(len(t), 5)) for t in tasks] + ['total'.rjust(7)]
+    total_width = max([7] + [len(text) for text in totals.values()])
+    header = ['student'.ljust(width)] + [t.rjust(max(len(t), 5)) for t in tasks] + ['total'.rjust(total_width)]
     lines = ['  '.join(header)]
     lines.append('  '.join([' ' * width] + [f'/{maxima[t]:g}'.rjust(max(len(t), 5)) for t in tasks] +
-                           [f'/{sum(maxima.values()):g}'.rjust(7)]))
+                           [f'/{sum(maxima.values()):g}'.rjust(total_width)]))
     for student, row in table.items():
         shown = {t: '-' if t in ungraded.get(student, ()) else '?' if t in waiting.get(student, ()) and not row[t]
                  else f'{row[t]:g}' for t in tasks}
-        total = '-' if student in ungraded else f'{sum(row.values()):g}'
         lines.append('  '.join([student.ljust(width)] + [shown[t].rjust(max(len(t), 5)) for t in tasks] +
-                               [total.rjust(7)]))
+                               [totals[student].rjust(total_width)]))
     unmarked = sorted(s for s in waiting if s in table and waiting[s] - ungraded.get(s, set()))
     if unmarked:
-        lines.append(f'? a written answer still to be marked by hand (formgrader, Manual Grading), counted as 0 in the '
-                     f'total until it is: {len(unmarked)} student{"s" * (len(unmarked) != 1)}.')
+        lines.append(f'? a written answer still to be marked by hand (formgrader, Manual Grading), not counted in the '
+                     f'total until it is: {len(unmarked)} student{"s" * (len(unmarked) != 1)} ({", ".join(unmarked)}).')
     failed = sorted(student for student in ungraded if student in table)
     if failed:
         lines.append(f'- not graded: the notebook could not be graded (its notes and the report say why; make grade '
-                     f'tries again): {len(failed)} student{"s" * (len(failed) != 1)}.')
+                     f'tries again): {len(failed)} student{"s" * (len(failed) != 1)} ({", ".join(failed)}).')
+    late = sorted(student for student in table if student in finals and finals[student].penalty)
+    if late:
+        lines.append(f'late: the total is the mark less the late penalty (raw - penalty late): {", ".join(late)}.')
     return '\n'.join(map(printable, lines))        # a line each: an id's own line break stays escaped
 
 

@@ -88,6 +88,7 @@ def gather(course, assignment, db_url):
     course = pathlib.Path(course)
     notebooks, cells, scores, late = marks.scores_by_cell(db_url, assignment)
     table, maxima = marks.marks_by_task(db_url, assignment)
+    finals = marks.final_marks(db_url, assignment)
     written = marks.written_answer_states(db_url, assignment)
     waiting, unanswered = written['waiting'], written['unanswered']
     problems = collections.defaultdict(list)
@@ -137,11 +138,12 @@ def gather(course, assignment, db_url):
                 failures[grade_id][student] = (error_message(outputs[-1]) if outputs else
                                                'no answer (a written answer handed in as released)'
                                                if grade_id in unanswered.get(student, {}) else '(no error message)')
-        total = sum(table.get(student, {}).values())
-        if total == 0:
+        mark = finals.get(student)
+        if mark is not None and mark.final == 0 and not mark.waiting:
             problems[student].insert(0, '0 marks in total')
         if late.get(student, 0) > 0:
-            problems[student].append(f'late by {datetime.timedelta(seconds=round(late[student]))}')
+            penalty = f': {mark.text()}' if mark is not None and mark.penalty else ', no penalty'
+            problems[student].append(f'late by {datetime.timedelta(seconds=round(late[student]))}{penalty}')
     for student, notes in status.items():
         problems[student].extend(note for note in notes if note not in problems[student])
 
@@ -152,7 +154,7 @@ def gather(course, assignment, db_url):
                            message=common[0][0], message_count=common[0][1], messages=len(common)))
     failed.sort(key=lambda f: (-f['count'], list(cells).index(f['grade_id'])))
     similar = course / 'reports' / f'{assignment}-similarity.html'
-    return dict(assignment=assignment, table=table, maxima=maxima, failed=failed,
+    return dict(assignment=assignment, table=table, maxima=maxima, failed=failed, finals=finals,
                 problems={s: problems[s] for s in sorted(problems) if problems[s]},
                 status_problem=status_problem, graded=len(scores),
                 waiting={student: sorted(cells) for student, cells in waiting.items() if student in table},
@@ -207,6 +209,7 @@ table { border-collapse: collapse; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #e5e5e5; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f4f6f8; } td.num, th.num { text-align: right; }
 td.low { background: #fde8e8; } td.full { color: #2a7a2a; }
+td.waiting { background: #fff6d6; color: #6b4e00; font-style: italic; } td.total { white-space: nowrap; }
 code { font-size: 0.95em; } .message { font-family: ui-monospace, monospace; font-size: 0.85em; }
 .problem { margin: 0; padding-left: 1.2em; } .problem li { margin: 0.1em 0; }
 table.failed-checks code { white-space: nowrap; } .warning { color: #a33; }
@@ -214,8 +217,10 @@ table.failed-checks code { white-space: nowrap; } .warning { color: #a33; }
 
 
 def render(data):
-    assignment, table, maxima = data['assignment'], data['table'], data['maxima']
-    totals = {student: sum(row.values()) for student, row in table.items()}
+    assignment, table, maxima, finals = data['assignment'], data['table'], data['maxima'], data['finals']
+    totals = {student: finals[student].final for student in table if student in finals}
+    waiting = {student: {marks.task_of(grade_id) for grade_id in cells}
+               for student, cells in data.get('waiting', {}).items()}
     full = sum(maxima.values())
     n = len(table)
     mean = sum(totals.values()) / n if n else 0
@@ -228,16 +233,20 @@ def render(data):
     if data.get('similarity'):
         parts.append(f'<p class="meta">Code shared between submissions: <a class="similarity" '
                      f'href="{_e(data["similarity"])}">the similarity report</a>.</p>')
-    if data.get('waiting'):
-        count = len(data['waiting'])
+    if waiting:
+        count = len(waiting)
         parts.append(f'<p class="meta waiting">{count} student{"s" * (count != 1)} with a written answer still to be '
-                     'marked by hand (formgrader, Manual Grading): it counts as 0 in these marks until it is.</p>')
+                     f'marked by hand (formgrader, Manual Grading): <span class="waiting-students">'
+                     f'{_e(", ".join(sorted(waiting)))}</span>. Their totals say how many marks wait; the mean and '
+                     'the total chart count what they have so far.</p>')
     if data.get('status_problem'):
         parts.append(f'<p class="warning">{_e(data["status_problem"])}</p>')
 
     parts.append('<h2>Marks per task</h2><div class="grid">')
     for task, maximum in maxima.items():
-        chart = histogram([row[task] for row in table.values()], maximum, f'{task} (/{maximum:g})')
+        # a mark still waiting is no mark yet: left out of its task's chart
+        chart = histogram([row[task] for student, row in table.items() if task not in waiting.get(student, ())],
+                          maximum, f'{task} (/{maximum:g})')
         parts.append(f'<figure class="task-histogram" data-task="{_e(task)}">{chart}</figure>')
     chart = histogram(list(totals.values()), full, f'total (/{full:g})', colour='#6a5acd',
                       width=max(260, round(28 * full + 120)))
@@ -261,7 +270,7 @@ def render(data):
     if data['problems']:
         parts.append('<table class="problems"><tr><th>student</th><th class="num">total</th><th>problems</th></tr>')
         for student, notes in data['problems'].items():
-            total = f'{totals[student]:g}' if student in totals else '–'
+            total = _e(finals[student].text()) if student in finals else '–'
             items = ''.join(f'<li>{_e(note)}</li>' for note in notes)
             parts.append(f'<tr data-student="{_e(student)}"><td>{_e(student)}</td><td class="num">{total}</td>'
                          f'<td><ul class="problem">{items}</ul></td></tr>')
@@ -273,9 +282,13 @@ def render(data):
                  ''.join(f'<th class="num">{_e(t)}<br><small>/{m:g}</small></th>' for t, m in maxima.items()) +
                  f'<th class="num">total<br><small>/{full:g}</small></th></tr>')
     for student, row in table.items():
-        cells = ''.join(f'<td class="num {"full" if row[t] >= m else "low" if row[t] == 0 else ""}">{row[t]:g}</td>'
+        cells = ''.join('<td class="num waiting">waiting</td>' if t in waiting.get(student, ()) and not row[t] else
+                        f'<td class="num {"full" if row[t] >= m else "low" if row[t] == 0 else ""}">{row[t]:g}</td>'
                         for t, m in maxima.items())
-        parts.append(f'<tr><td>{_e(student)}</td>{cells}<td class="num">{totals[student]:g}</td></tr>')
+        mark = finals.get(student)
+        kind = ' waiting' if mark is not None and mark.waiting else ' late' if mark is not None and mark.penalty else ''
+        parts.append(f'<tr data-student="{_e(student)}"><td>{_e(student)}</td>{cells}<td class="num total{kind}">'
+                     f'{_e(mark.text()) if mark is not None else "–"}</td></tr>')
     parts.append('</table></body></html>\n')
     return '\n'.join(parts)
 

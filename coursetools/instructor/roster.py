@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from traitlets import Dict, Unicode
 from traitlets.config import LoggingConfigurable
 
+from coursetools.grading.mark import number
 from coursetools.instructor.grades_csv import cell as defused
 
 COLUMNS = ('student_id', 'first_name', 'last_name', 'email', 'lms_user_id', 'sis_user_id', 'sis_login_id',
@@ -143,14 +144,14 @@ def _has_submission(gradebook, assignment, student):
 
 
 def scores(db_url, assignment):
-    """({student: score}, maximum): each submission's score as nbgrader's export computes it (raw score less the
-    late penalty, never below 0), and 0 for a student with no submission, as in grades.csv."""
+    """({student: Mark or None}, maximum): each submission's `grading.mark.Mark`, and None for a student with no
+    submission (0 in the LMS files, as in grades.csv)."""
     from nbgrader.api import Gradebook
+    from coursetools.grading.mark import marks_of
     with Gradebook(db_url) as gradebook:
         found = gradebook.find_assignment(assignment)
-        submitted = {s.student.id: max(0.0, s.score - s.late_submission_penalty) for s in found.submissions}
-        everyone = {student.id: submitted.get(student.id, 0.0) for student in gradebook.students}
-        return everyone, found.max_score
+        submitted = marks_of(gradebook, assignment)
+        return {student.id: submitted.get(student.id) for student in gradebook.students}, found.max_score
 
 
 # ---------------------------------------------------------------------------------------------------- LMS files
@@ -158,7 +159,7 @@ def scores(db_url, assignment):
 def _number(value):
     """A score as the LMS reads it: '.' for the decimal point, no needless zeros (11, 10.5); None (not marked
     yet) as an empty cell, which leaves that student without a grade there."""
-    return '' if value is None else f'{value:g}'
+    return '' if value is None else number(value)
 
 
 def canvas_rows(assignment, column, graded, maximum, roster):
@@ -198,7 +199,6 @@ def export(course, assignments, db_url):
     that would look final. Returns (paths, [students graded but missing from the roster], [students left empty]);
     without a roster, nothing."""
     from nbgrader.api import MissingEntry
-    from coursetools.instructor.marks import written_answers
     course = pathlib.Path(course)
     term = settings(course)
     roster = read_roster(course / term.roster)
@@ -207,12 +207,13 @@ def export(course, assignments, db_url):
     canvas, moodle, missing, unmarked = None, None, set(), set()
     for assignment in assignments:
         try:
-            graded, maximum = scores(db_url, assignment)
+            marks, maximum = scores(db_url, assignment)
         except MissingEntry:            # not in the gradebook: never graded
             continue
-        missing |= set(submitted_students(db_url, assignment)) - set(roster)
-        waiting = set(written_answers(db_url, assignment)) & set(roster)
-        graded = {student: None if student in waiting else score for student, score in graded.items()}
+        missing |= {student for student, mark in marks.items() if mark is not None} - set(roster)
+        waiting = {s for s, mark in marks.items() if mark and (mark.waiting or mark.ungraded)} & set(roster)
+        graded = {student: None if student in waiting else mark.final if mark else 0.0
+                  for student, mark in marks.items()}
         unmarked |= waiting
         column = term.lms_names.get(assignment, assignment)
         extra_canvas = canvas_rows(assignment, column, graded, maximum, roster)
