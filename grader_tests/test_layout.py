@@ -168,7 +168,7 @@ def test_no_name_is_used_that_is_not_defined():
 
 ENGINE = ('grading', 'judge', 'sandbox', 'game')   # the grading engine: all but checks/, widget/, instructor/
 MODULE_LINES = 400
-ENGINE_CODE_LINES = 4500
+ENGINE_CODE_LINES = 4550     # 4,500 until issue 43 added grading/mark (39 lines), the one mark every output reads
 
 
 def code_lines(source):
