@@ -89,7 +89,7 @@ def test_the_release_is_boilerplate(tmp_path):
     course = small_class(tmp_path, {'max': {}, 'max2': {}})
     assert flagged(course, A) == []
     code, _ = similarity.submissions(course, A)
-    _, pairs = similarity.compare(code, boilerplate=set())
+    _, _, pairs = similarity.compare(code, boilerplate=set())
     assert [(p.first, p.second, p.flagged) for p in pairs] == [('max', 'max2', True)]
 
 
