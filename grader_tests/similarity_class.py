@@ -184,11 +184,11 @@ def write(choices, mistakes, rng, reorder=False, chosen=None):
     for function, way in choices.items():
         if function == 'habits':
             continue
-        source = WAYS[function][way]
+        source = WAYS[function][way].format(doc=DOC[function], **chosen)
         for mistake in mistakes:
             if MISTAKES[mistake][0] == function:
                 source = MISTAKES[mistake][1](source)
-        source = source.replace('@@diag@@', '').format(doc=DOC[function], **chosen)
+        source = source.replace('@@diag@@', '')
         for habit in choices['habits']:
             source = re.sub(HABITS[habit][0], HABITS[habit][1], source, flags=re.MULTILINE)
         answers[function] = restyle(source, rng, reorder)

@@ -15,7 +15,7 @@ nothing). Only text is read: no student code runs. What is compared, and what is
   max-fingerprint share). See docs/similarity.md.
 
 Pairs are ranked by the characters of tokenized code they share beyond those two. A pair is flagged when they
-share at least `minimum` characters, or when their text (names kept; comments and layout aside) is the same or
+share at least `minimum` characters and each has `ALIKE` of its code (common code counted) in the other, or when their text (names kept; comments and layout aside) is the same or
 nearly (each has `NEAR` of its text in the other), however common that code is. A pair that shares less than
 `minimum` is a possible common mistake (two students who made the same slip), not a copy.
 """
@@ -256,7 +256,8 @@ def render(data):
              f'code was run. Generated {datetime.datetime.now():%Y-%m-%d %H:%M}.</p>',
              f'<p class="minimum">Minimum shared size: <strong>{minimum} characters</strong> of tokenized code '
              f'(names and strings written as one letter, comments and layout left out), beyond the release and the '
-             f'common code. A pair is flagged when it shares at least that much, or when the two submissions are '
+             f'common code. A pair is flagged when it shares at least that much and each has {ALIKE:.0%} of its code '
+             f'(common code counted) in the other, or when the two submissions are '
              f'identical or near-identical ({NEAR:.0%} of each one\'s text, names kept, is in the other) and share '
              f'at least that much beyond the release, however common their code. A pair that shares less is a '
              f'possible common mistake (the same slip, made by two students), not a sign of copying. Pairs are '
