@@ -15,9 +15,10 @@ nothing). Only text is read: no student code runs. What is compared, and what is
   max-fingerprint share). See docs/similarity.md.
 
 Pairs are ranked by the characters of tokenized code they share beyond those two. A pair is flagged when they
-share at least `minimum` characters and each has `ALIKE` of its code (common code counted) in the other, or when their text (names kept; comments and layout aside) is the same or
-nearly (each has `NEAR` of its text in the other), however common that code is. A pair that shares less than
-`minimum` is a possible common mistake (two students who made the same slip), not a copy.
+share at least `minimum` characters and each has `ALIKE` of its code (common code counted) in the other, or
+when their text (names kept; comments and layout aside) is the same or nearly (each has `NEAR` of its text in the
+other), however common that code is. A pair that shares less than `minimum` is a possible common mistake (two
+students who made the same slip), not a copy.
 """
 from __future__ import annotations
 
@@ -114,6 +115,35 @@ def fingerprint(code, name='submission.py'):
     return CodeFingerprint(name, NOISE, 1, fp=io.StringIO(code), language='python')
 
 
+def fingerprints(code):
+    """{student: fingerprint}: each distinct text tokenized once (tokenizing is most of the report's cost)."""
+    made = {}
+    for source in set(code.values()):
+        made[source] = fingerprint(source)
+    return {student: copy.copy(made[source]) for student, source in code.items()}
+
+
+def covered(print_, hashes):
+    """Characters of a fingerprint's tokenized code inside a k-gram whose hash is in `hashes`."""
+    total, reach = 0, 0
+    for start in sorted(i for h in hashes for i in print_.hash_idx[h]):
+        total += start + print_.k - max(start, reach)
+        reach = start + print_.k
+    return total
+
+
+def shared(first, second):
+    """copydetect's compare_files without the slices, in plain Python (copydetect's numpy calls cost more than the
+    work on a few hundred fingerprints): (characters of first's code also in second, (share of first's code in
+    second, share of second's in first))."""
+    both = first.hashes & second.hashes
+    if not both:
+        return 0, (0.0, 0.0)
+    amounts = [covered(p, both) for p in (first, second)]
+    return amounts[0], tuple(n / p.token_coverage if p.token_coverage else 0.0
+                             for n, p in zip(amounts, (first, second)))
+
+
 def drop(print_, hashes):
     """Leave `hashes` out of a fingerprint. (copydetect 0.5.0's own `boilerplate` argument also drops a
     fingerprint that occurs twice in one file, by its use of numpy's intersect1d with assume_unique.)"""
@@ -152,10 +182,9 @@ def near_identical(runs, first, second):
 def compare(code, boilerplate, minimum=MINIMUM, common=COMMON, release_text=''):
     """({student: fingerprint}, {student: fingerprint with common code kept}, [Pair] of every pair that shares any
     code or is near-identical, flagged first, then the most shared code first)."""
-    from copydetect import compare_files
-    whole = {student: drop(fingerprint(source, f'{student}.py'), boilerplate) for student, source in code.items()}
-    shared = common_hashes(whole, common)
-    prints = {student: drop(copy.copy(p), shared) for student, p in whole.items()}
+    whole = {student: drop(p, boilerplate) for student, p in fingerprints(code).items()}
+    usual = common_hashes(whole, common)
+    prints = {student: drop(copy.copy(p), usual) for student, p in whole.items()}
     given = text_runs(release_text)
     runs = {student: text_runs(source) - given for student, source in code.items()}
     holders = collections.defaultdict(set)
@@ -166,10 +195,10 @@ def compare(code, boilerplate, minimum=MINIMUM, common=COMMON, release_text=''):
     near = {pair for pair in itertools.combinations(sorted(code), 2) if near_identical(runs, *pair)}
     pairs = []
     for first, second in sorted(candidates | near):
-        overlap, similarity, _ = compare_files(prints[first], prints[second])
-        similarity = tuple(float(s) for s in similarity)
-        alike, shares, _ = compare_files(whole[first], whole[second]) if overlap >= minimum or (first, second) \
-            in near else (0, (0, 0), None)
+        overlap, similarity = shared(prints[first], prints[second])
+        # the whole code only for a pair that may be flagged
+        alike, shares = shared(whole[first], whole[second]) if overlap >= minimum or (first, second) in near \
+            else (0, (0, 0))
         if (first, second) in near and alike >= minimum:
             kind = 'identical'
         elif overlap >= minimum:
