@@ -13,6 +13,7 @@ import pathlib
 import stat
 
 from coursetools.grading.course import Course
+from coursetools.grading.progress import named, printable
 from coursetools.grading.pool import course_digest
 from coursetools.instructor.repair import size_limits
 
@@ -157,12 +158,17 @@ def to_grade(course, assignments, students, force, db, options):
     for assignment in assignments:
         if students is not None or force:
             selection[assignment] = students
+            if students is not None:
+                handed_in = [s for s in course.students(assignment) if s in students]
+                print(printable(f'{assignment}: grading {named(handed_in)} only (--student); the others keep their '
+                                'marks.'), flush=True)
             continue
         changed = changed_students(course, assignment, db or course.db_url, options, db)
         skipped = len(course.students(assignment)) - len(changed)
         if skipped:
-            print(f'{assignment}: {skipped} of {skipped + len(changed)} submissions unchanged since they were graded: '
-                  f'not graded again (--force grades them again).', flush=True)
+            again = f'; grading the {len(changed)} new or changed: {named(changed)}' if changed else ''
+            print(printable(f'{assignment}: {skipped} of {skipped + len(changed)} submissions unchanged since they '
+                            f'were graded: not graded again (--force grades them again){again}.'), flush=True)
         if changed:
             selection[assignment] = changed if skipped else None
     return selection
