@@ -21,19 +21,6 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda control: control.group().encode('unicode_escape').decode(), text)
 
 
-def counted(count: int, noun: str) -> str:
-    """'1 notebook', '3 notebooks'."""
-    return f'{count} {noun}{"s" * (count != 1)}'
-
-
-def named(names, at_most: int = 8) -> str:
-    """'cat', 'cat and dan', 'ada, ben, cat and 2 more' (past `at_most` names)."""
-    names = list(names)
-    if len(names) > at_most:
-        return f'{", ".join(names[:at_most])} and {len(names) - at_most} more'
-    return ' and '.join(filter(None, [', '.join(names[:-1]), names[-1]])) if names else ''
-
-
 def printable_lines(text: str) -> str:
     """`printable`, line by line: a text of many lines keeps its line breaks, and nothing else acts."""
     return '\n'.join(map(printable, text.splitlines()))

@@ -30,7 +30,7 @@ from coursetools.sandbox.host import bubblewrap as sandbox
 from coursetools.sandbox.host.files import remove_tree
 from coursetools.grading.course import STUDENT_ID_RULE, Course
 from coursetools.grading.run import NoWorkerCanGrade, RunReport
-from coursetools.grading.progress import Phases, counted, printable, printable_lines
+from coursetools.grading.progress import Phases, printable, printable_lines
 
 
 def check_sandbox():
@@ -317,7 +317,8 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     for assignment, run in runs.items():
         share = busy(run)
         if share is not None:
-            print(f'  {assignment}: {counted(len(run.graded), "notebook")} on {counted(run.workers, "worker")}, '
+            print(f'  {assignment}: {unchanged.counted(len(run.graded), "notebook")} on '
+                  f'{unchanged.counted(run.workers, "worker")}, '
                   f'busy {share:.0%} of the autograde phase')
     return runs, phases
 

@@ -13,7 +13,7 @@ import pathlib
 import stat
 
 from coursetools.grading.course import Course
-from coursetools.grading.progress import named, printable
+from coursetools.grading.progress import printable
 from coursetools.grading.pool import course_digest
 from coursetools.instructor.repair import size_limits
 
@@ -149,6 +149,19 @@ def _write_record(course: Course, record):
     partial = path.with_suffix('.partial')
     partial.write_text(json.dumps(record, indent=1, sort_keys=True))
     partial.replace(path)
+
+
+def counted(count: int, noun: str) -> str:
+    """'1 notebook', '3 notebooks'."""
+    return f'{count} {noun}{"s" * (count != 1)}'
+
+
+def named(names, at_most: int = 8) -> str:
+    """'cat', 'cat and dan', 'ada, ben, cat and 2 more' (past `at_most` names)."""
+    names = list(names)
+    if len(names) > at_most:
+        return f'{", ".join(names[:at_most])} and {len(names) - at_most} more'
+    return ' and '.join(filter(None, [', '.join(names[:-1]), names[-1]])) if names else ''
 
 
 def to_grade(course, assignments, students, force, db, options):
