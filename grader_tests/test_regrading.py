@@ -132,3 +132,13 @@ def test_what_a_submission_is_compared_by_never_follows_a_link_or_reads_a_file_o
         change()
         assert digest() not in seen
         seen.add(digest())
+
+
+def test_the_students_graded_again_are_named_up_to_eight_then_counted():
+    from coursetools.instructor.unchanged import counted, named
+    assert [named(names) for names in ([], ['cat'], ['cat', 'dan'], ['ada', 'cat', 'dan'])] == [
+        '', 'cat', 'cat and dan', 'ada, cat and dan']
+    assert named([f's{n}' for n in range(1, 61)]) == 's1, s2, s3, s4, s5, s6, s7, s8 and 52 more'
+    assert named([f's{n}' for n in range(1, 9)]) == 's1, s2, s3, s4, s5, s6, s7 and s8'
+    assert [counted(1, 'notebook'), counted(0, 'worker'), counted(3, 'worker')] == [
+        '1 notebook', '0 workers', '3 workers']
