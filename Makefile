@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 UV_VERSION := 0.9.30
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 
-.PHONY: all venv grade test release demo-class demo-class-remove demo present benchmark clean
+.PHONY: all venv grade test check release demo-class demo-class-remove demo present benchmark clean
 
 all: test
 
@@ -40,6 +40,13 @@ test: venv
 	$(BIN)/python -m pytest grader_tests -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -m 'not serial and not alone' --durations=10
 	$(BIN)/python -m pytest grader_tests -n 3 --dist loadscope -m serial --durations=3
 	$(BIN)/python -m pytest grader_tests -m alone --durations=2
+
+## make check: the quick check after an edit of source/ (the tests marked `check`): release/ regenerated from source/
+## and free of leaks, the reference solution's full marks, nothing for the release untouched, and the visible and
+## hidden tests of each task agreeing on a small class per assignment, graded once by `make grade`'s engine.
+check: venv
+	bash scripts/system-packages.sh grade
+	$(BIN)/python -m pytest grader_tests -m check
 
 ## make release: copy the widget package beside each notebook (as minimax_widget/) and regenerate release/ from
 ## source/ in the course's gradebook, so that `nbgrader autograde` can follow; only if that gradebook refuses (a

@@ -2,6 +2,7 @@
 import functools
 import os
 import sysconfig
+import warnings
 
 from coursetools.grading.autograde import HideHiddenTests, RestoreHiddenTests, SaveAutoGradesIgnoringStderr
 from coursetools.instructor.repair import ResolveDuplicateGradeIds, grade_renamed_notebooks
@@ -13,6 +14,11 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPrep
 from coursetools.grading.execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
+
+# nbgrader's Gradebook.add_submission links a new submission's rows before adding them to the session (they are added
+# right after), which SQLAlchemy 2 reports in three long SAWarning lines: that warning alone is not shown.
+warnings.filterwarnings('ignore', r"Object of type <\w+> not in session, add operation along '\w+\.submissions' will "
+                        'not proceed', module='nbgrader.api')
 
 # nbgrader runs `alembic` from PATH when it creates a gradebook: `.venv/bin/nbgrader` finds the one beside it.
 scripts = sysconfig.get_path('scripts')

@@ -38,7 +38,7 @@ def main():
         notebook = pathlib.Path('noughts_and_crosses') / 'noughts_and_crosses.ipynb'
         shutil.copy(course / 'submitted' / 'ada' / notebook, course / 'submitted' / 'cat' / notebook)
         one, output = make_grade(course)
-        assert 'noughts_and_crosses: 1 notebooks on' in output, output
+        assert 'noughts_and_crosses: 1 notebook on' in output, output
         none, output = make_grade(course)
         assert 'autograde' not in output, output
         from nbgrader.api import Gradebook

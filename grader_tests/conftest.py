@@ -190,7 +190,8 @@ def graded_class(tmp_path_factory):
 # --no-loadscope-reorder, which keeps this order); test_demo_class first, as it grades the shared class that
 # others wait for.
 LONGEST_FIRST = ('test_demo_class', 'test_hostile', 'test_trust', 'test_nbgrader_tools', 'test_cluster',
-                 'test_stubs', 'test_corpus', 'test_execute', 'test_namespaces', 'test_stopping', 'test_varied_class')
+                 'test_stubs', 'test_corpus', 'test_execute', 'test_namespaces', 'test_stopping', 'test_varied_class',
+                 'test_contract')
 
 
 def pytest_collection_modifyitems(items):

@@ -46,7 +46,8 @@ def test_one_student_is_regraded_alone_and_the_others_keep_their_marks(graded_cl
     table, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
     assert sum(table['cat'].values()) == 12 and {s: r for s, r in table.items() if s != 'cat'} == {
         s: r for s, r in before[0].items() if s != 'cat'}
-    assert 'noughts_and_crosses: 1 notebooks on' in result.stdout
+    assert 'noughts_and_crosses: grading cat only (--student); the others keep their marks.' in result.stdout
+    assert re.search(r'noughts_and_crosses: 1 notebook on (1 worker|\d+ workers),', result.stdout), result.stdout
     assert {student: page(student).stat().st_mtime_ns for student in others} == others
     with open(copy / 'grades.csv') as handle:
         assert {row['student_id'] for row in csv.DictReader(handle)
@@ -55,8 +56,22 @@ def test_one_student_is_regraded_alone_and_the_others_keep_their_marks(graded_cl
     assert unknown.returncode != 0 and 'No submission from nobody' in unknown.stderr
 
 
+def reports_printed(output):
+    """{assignment: the report path printed under its heading} from `make grade`'s output."""
+    headings = ('alpha_beta', 'noughts_and_crosses')
+    found, heading = {}, None
+    for line in output.splitlines():
+        heading = line if line in headings else heading
+        if line.startswith('Report: '):
+            found[heading] = pathlib.Path(line.removeprefix('Report: ')).name
+    return found
+
+
 def test_only_submissions_that_changed_are_graded_again(graded_class, tmp_path):
-    """`make grade` on a graded class grades a resubmission alone, and nothing when nothing changed."""
+    """`make grade` on a graded class grades a resubmission alone, naming it, and nothing when nothing changed; a
+    mark given by hand in the other assignment meanwhile gets new feedback, each report printed under its own
+    assignment (the helper writing them answers in the order asked, not the order printed)."""
+    from nbgrader.api import Gradebook
     course, _ = graded_class
     copy = shutil.copytree(course, tmp_path / 'course')
     before, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
@@ -65,11 +80,20 @@ def test_only_submissions_that_changed_are_graded_again(graded_class, tmp_path):
               for student in EXPECTED if student != 'cat'}
     shutil.copy(copy / 'submitted' / 'ada' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb',
                 copy / 'submitted' / 'cat' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb')     # cat's fix
-    result = run_grade(copy, 'noughts_and_crosses')
+    with Gradebook('sqlite:///' + str(copy / 'gradebook.db')) as gradebook:    # as formgrader's page does
+        grade = gradebook.find_grade('perfect_opponent', 'alpha_beta', 'alpha_beta', 'ada')
+        grade.manual_score, grade.needs_manual_grade = 2, False
+        gradebook.db.commit()
+    result = run_grade(copy)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     count = len(EXPECTED)
-    assert f'noughts_and_crosses: {count - 1} of {count} submissions unchanged since they were graded' in result.stdout
-    assert 'noughts_and_crosses: 1 notebooks on' in result.stdout
+    assert (f'noughts_and_crosses: {count - 1} of {count} submissions unchanged since they were graded: not graded '
+            'again (--force grades them again); grading the 1 new or changed: cat.') in result.stdout
+    assert re.search(r'noughts_and_crosses: 1 notebook on (1 worker|\d+ workers),', result.stdout), result.stdout
+    assert 'alpha_beta: marks given by hand changed for 1 submission since' in result.stdout
+    assert '== alpha_beta: autograde' not in result.stdout
+    assert reports_printed(result.stdout) == {'alpha_beta': 'alpha_beta.html',
+                                              'noughts_and_crosses': 'noughts_and_crosses.html'}, result.stdout
     table, _ = marks.marks_by_task('sqlite:///' + str(copy / 'gradebook.db'), 'noughts_and_crosses')
     assert sum(table['cat'].values()) == 12 and {s: r for s, r in table.items() if s != 'cat'} == {
         s: r for s, r in before.items() if s != 'cat'}
@@ -77,7 +101,8 @@ def test_only_submissions_that_changed_are_graded_again(graded_class, tmp_path):
 
     again = run_grade(copy, 'noughts_and_crosses')
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    assert f'noughts_and_crosses: {count} of {count} submissions unchanged' in again.stdout
+    assert (f'noughts_and_crosses: {count} of {count} submissions unchanged since they were graded: not graded '
+            'again (--force grades them again).') in again.stdout
     assert '== noughts_and_crosses: autograde' not in again.stdout
     assert re.search(r'^cat +1 +3 +2 +1 +3 +2 +12$', again.stdout, re.M), again.stdout   # the table, as it stands
 
@@ -107,3 +132,13 @@ def test_what_a_submission_is_compared_by_never_follows_a_link_or_reads_a_file_o
         change()
         assert digest() not in seen
         seen.add(digest())
+
+
+def test_the_students_graded_again_are_named_up_to_eight_then_counted():
+    from coursetools.instructor.unchanged import counted, named
+    assert [named(names) for names in ([], ['cat'], ['cat', 'dan'], ['ada', 'cat', 'dan'])] == [
+        '', 'cat', 'cat and dan', 'ada, cat and dan']
+    assert named([f's{n}' for n in range(1, 61)]) == 's1, s2, s3, s4, s5, s6, s7, s8 and 52 more'
+    assert named([f's{n}' for n in range(1, 9)]) == 's1, s2, s3, s4, s5, s6, s7 and s8'
+    assert [counted(1, 'notebook'), counted(0, 'worker'), counted(3, 'worker')] == [
+        '1 notebook', '0 workers', '3 workers']

@@ -61,6 +61,14 @@ def test_names_due_date_and_extension_are_nbgraders_own(term):
 
 
 @needs_sandbox
+def test_a_run_with_due_dates_prints_no_sqlalchemy_warning(term):
+    """lee's extension adds his submission before autograde, through nbgrader's add_submission, whose SQLAlchemy
+    warning (three long lines) nbgrader_config.py leaves out."""
+    _, result = term
+    assert 'SAWarning' not in result.stdout + result.stderr and '== noughts_and_crosses: release' in result.stdout
+
+
+@needs_sandbox
 def test_grades_csv_takes_the_late_penalty_off(term):
     course, _ = term
     with open(course / 'grades.csv') as handle:

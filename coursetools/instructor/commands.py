@@ -149,15 +149,16 @@ class Feedback:
         failed, lost = [], []
         helpers, self.helpers = self.helpers, []
         given = list(zip(shares[1:], helpers))
+        tickets = []
         try:
             for share, helper in given:
-                helper.give(self._argv(students, share))
+                tickets.append(helper.give(self._argv(students, share)))
             for helper in helpers[len(shares) - 1:]:
                 helper.dismiss()
             self._convert(students, shares[0], failed)
         finally:
-            for share, helper in given:
-                outcome = helper.result()
+            for (share, helper), ticket in zip(given, tickets):
+                outcome = helper.result(ticket)
                 if outcome is None:         # a helper that is gone: its share is converted here
                     lost.append(share)
                 elif outcome[0]:
@@ -265,29 +266,42 @@ class ForkedHelpers:
 
 
 class _ForkedHelper:
+    """A forked helper's end in this process. It answers its jobs in the order they were asked; each job asked gets
+    a ticket, and `result(ticket)` is that job's answer, whichever order the answers are read in."""
+
     def __init__(self, pid, requests, answers):
         self.pid, self.requests, self.answers = pid, requests, answers
+        self.asked, self.read, self.unclaimed = 0, 0, {}
 
     def fds(self):
         return [self.requests.fileno(), self.answers.fileno()]
 
     def give(self, argv):
-        """A share of the feedback: `generate_feedback` with `argv`."""
-        self.ask(['feedback', argv])
+        """A share of the feedback: `generate_feedback` with `argv`; its ticket."""
+        return self.ask(['feedback', argv])
 
     def ask(self, job):
+        """Send `job`; its ticket for `result` (None for an import, which gets no answer)."""
         try:
             self.requests.write(json.dumps(job) + '\n')
             self.requests.flush()
         except (BrokenPipeError, ValueError):
             pass                    # gone: `result` says so
-
-    def result(self):
-        """(exit code, log) of the job it was given first of those not answered yet, or None if it is gone."""
-        try:
-            return tuple(json.loads(self.answers.readline()))
-        except (ValueError, OSError):
+        if job[0] == 'import':
             return None
+        self.asked += 1
+        return self.asked - 1
+
+    def result(self, ticket):
+        """(exit code, log) of the job with `ticket`, or None if the helper is gone; answers read on the way, to
+        jobs asked before it, are kept for their own `result`."""
+        while ticket not in self.unclaimed and self.read <= ticket:
+            try:
+                self.unclaimed[self.read] = tuple(json.loads(self.answers.readline()))
+            except (ValueError, OSError):
+                return None
+            self.read += 1
+        return self.unclaimed.pop(ticket, None)
 
     def dismiss(self):
         pass            # it waits for the next assignment's share
@@ -318,11 +332,11 @@ class Report:
         self.job = [str(course.root), assignment, db_url]
         self.helper = helpers.spare if helpers is not None else None
         if self.helper is not None:
-            self.helper.ask(['report', *self.job])
+            self.ticket = self.helper.ask(['report', *self.job])
 
     def path(self):
         helper, self.helper = self.helper, None
-        outcome = helper.result() if helper is not None else None
+        outcome = helper.result(self.ticket) if helper is not None else None
         if outcome is not None and outcome[0] == 0:
             return pathlib.Path(outcome[1])
         from coursetools.instructor import report        # not written (no helper, or it failed): here, failing as it fails

@@ -317,8 +317,9 @@ def grade(course, assignment_ids=None, db=None, options=(), sequential=False, st
     for assignment, run in runs.items():
         share = busy(run)
         if share is not None:
-            print(f'  {assignment}: {len(run.graded)} notebooks on {run.workers} workers, busy {share:.0%} of the '
-                  f'autograde phase')
+            print(f'  {assignment}: {unchanged.counted(len(run.graded), "notebook")} on '
+                  f'{unchanged.counted(run.workers, "worker")}, '
+                  f'busy {share:.0%} of the autograde phase')
     return runs, phases
 
 

@@ -13,6 +13,7 @@ import pathlib
 import stat
 
 from coursetools.grading.course import Course
+from coursetools.grading.progress import printable
 from coursetools.grading.pool import course_digest
 from coursetools.instructor.repair import size_limits
 
@@ -150,6 +151,19 @@ def _write_record(course: Course, record):
     partial.replace(path)
 
 
+def counted(count: int, noun: str) -> str:
+    """'1 notebook', '3 notebooks'."""
+    return f'{count} {noun}{"s" * (count != 1)}'
+
+
+def named(names, at_most: int = 8) -> str:
+    """'cat', 'cat and dan', 'ada, ben, cat and 2 more' (past `at_most` names)."""
+    names = list(names)
+    if len(names) > at_most:
+        return f'{", ".join(names[:at_most])} and {len(names) - at_most} more'
+    return ' and '.join(filter(None, [', '.join(names[:-1]), names[-1]])) if names else ''
+
+
 def to_grade(course, assignments, students, force, db, options):
     """{assignment: the students to grade (None: all)}: `students` if given; else, unless `force`, only the
     submissions that changed since they were last graded (`changed_students`), saying so."""
@@ -157,12 +171,17 @@ def to_grade(course, assignments, students, force, db, options):
     for assignment in assignments:
         if students is not None or force:
             selection[assignment] = students
+            if students is not None:
+                handed_in = [s for s in course.students(assignment) if s in students]
+                print(printable(f'{assignment}: grading {named(handed_in)} only (--student); the others keep their '
+                                'marks.'), flush=True)
             continue
         changed = changed_students(course, assignment, db or course.db_url, options, db)
         skipped = len(course.students(assignment)) - len(changed)
         if skipped:
-            print(f'{assignment}: {skipped} of {skipped + len(changed)} submissions unchanged since they were graded: '
-                  f'not graded again (--force grades them again).', flush=True)
+            again = f'; grading the {len(changed)} new or changed: {named(changed)}' if changed else ''
+            print(printable(f'{assignment}: {skipped} of {skipped + len(changed)} submissions unchanged since they '
+                            f'were graded: not graded again (--force grades them again){again}.'), flush=True)
         if changed:
             selection[assignment] = changed if skipped else None
     return selection
