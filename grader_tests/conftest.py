@@ -189,9 +189,9 @@ def graded_class(tmp_path_factory):
 # The longest modules first, so that no long one starts last and runs on alone (`make test` passes
 # --no-loadscope-reorder, which keeps this order); test_demo_class first, as it grades the shared class that
 # others wait for.
-LONGEST_FIRST = ('test_demo_class', 'test_hostile', 'test_trust', 'test_nbgrader_tools', 'test_cluster',
-                 'test_stubs', 'test_corpus', 'test_execute', 'test_namespaces', 'test_stopping', 'test_varied_class',
-                 'test_contract')
+LONGEST_FIRST = ('test_demo_class', 'test_hostile', 'test_trust', 'test_evidence', 'test_nbgrader_tools',
+                 'test_contract', 'test_fairness', 'test_cluster', 'test_stubs', 'test_corpus', 'test_one_mark',
+                 'test_execute', 'test_namespaces', 'test_stopping', 'test_varied_class')
 
 
 def pytest_collection_modifyitems(items):

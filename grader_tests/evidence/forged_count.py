@@ -2,9 +2,11 @@
 # kernel so that, for every alphabeta search, it reports the number of positions a correct alpha-beta would visit
 # (worked out on the side), and no trace. Expected: task 2's values and moves marks only.
 # %% alphabeta
+import functools
 import sys
 
 
+@functools.lru_cache(maxsize=None)
 def _pruned_count(state, player, alpha, beta):
     if score_end(state) is not None:
         return 1
@@ -22,6 +24,7 @@ def _pruned_count(state, player, alpha, beta):
     return total
 
 
+@functools.lru_cache(maxsize=None)
 def _value(state, player):
     end = score_end(state)
     if end is not None:
