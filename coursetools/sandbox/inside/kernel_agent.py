@@ -149,7 +149,9 @@ def install(cell_fork=None):
     shell = get_ipython()
     respond = lambda text: answer(shell.user_ns, text)
     if cell_fork is not None:
-        respond = cell_fork.CellProcesses(respond, lambda: cell_fork.quiet_kernel(shell), _tables).respond
+        cells = cell_fork.CellProcesses(respond, lambda: cell_fork.quiet_kernel(shell), _tables)
+        respond = cells.respond
+        cell_fork.end_before_shutdown(shell.kernel, cells)
 
     def opened(comm, open_message):
         comm.on_msg(lambda message: comm.send({'answer': respond(message['content']['data']['request'])}))
