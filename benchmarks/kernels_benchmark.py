@@ -11,10 +11,8 @@ fresh process, one after the other:
 and prints each run's wall time, the machine's busy CPU during it, and the ratios this/baseline, and whether the
 marks agree cell for cell.
 
-    .venv/bin/python benchmarks/kernels_benchmark.py [--baseline-rev db6a780] [--baseline-kernels forked|cold|none]
+    .venv/bin/python benchmarks/kernels_benchmark.py [--baseline-rev db6a780] [--baseline-kernels forked|cold]
                                                      [--students 40] [--repeat 1]
-
-Issue 42's cost (a fork per test cell, counts with their traces): `--baseline-rev a20a1fe --baseline-kernels none`.
 """
 import argparse
 import os
@@ -88,8 +86,7 @@ def marks(course):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--baseline-rev', default='db6a780')
-    parser.add_argument('--baseline-kernels', default='forked', choices=('forked', 'cold', 'none'),
-                        help="'none': a baseline without the --kernels option (after issue 41)")
+    parser.add_argument('--baseline-kernels', default='forked', choices=('forked', 'cold'))
     parser.add_argument('--students', type=int, default=40)
     parser.add_argument('--repeat', type=int, default=1)
     args = parser.parse_args()
@@ -98,8 +95,8 @@ def main():
         tmp = pathlib.Path(tmp)
         runs = {'baseline': [], 'this tree': []}
         for round_ in range(args.repeat):
-            kernels = ['--kernels', args.baseline_kernels] if args.baseline_kernels != 'none' else []
-            for name, rev, extra in (('baseline', args.baseline_rev, kernels), ('this tree', None, [])):
+            for name, rev, extra in (('baseline', args.baseline_rev, ['--kernels', args.baseline_kernels]),
+                                     ('this tree', None, [])):
                 course = course_at(rev, tmp / f'{name.replace(" ", "-")}-{round_}')
                 add_class(course, students)
                 runs[name].append((grade(course, extra), marks(course)))
