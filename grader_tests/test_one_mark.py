@@ -28,14 +28,17 @@ c.LatePenalty.grace_minutes = 30
 SUBMITTED = {(A, 'ada'): '2026-11-20 16:00:00',    # on time
              (A, 'cat'): '2026-11-22 18:00:00',    # 49 hours late: 3 started days, 30%, capped at 25%
              (A, 'lee'): '2026-11-22 16:00:00',    # 47 hours late, with the roster's 48-hour extension: on time
+             (A, 'max'): '2026-11-20 16:00:00',    # on time, nothing answered
              (B, 'ada'): '2026-11-27 17:20:00',    # 20 minutes late: within the grace period
-             (B, 'cat'): '2026-11-28 09:00:00'}    # 16 hours late: 1 started day, 10%
+             (B, 'cat'): '2026-11-28 09:00:00',    # 16 hours late: 1 started day, 10%
+             (B, 'max'): '2026-11-28 09:00:00'}    # the same, with nothing answered: 10% of 0 is all of 0
 # (raw, penalty, marks waiting) by hand: noughts_and_crosses out of 12, alpha_beta out of 17
-EXPECTED = {A: {'ada': (12, 0, 0), 'cat': (11, 0.25 * 12, 0), 'lee': (11, 0, 0)},
+EXPECTED = {A: {'ada': (12, 0, 0), 'cat': (11, 0.25 * 12, 0), 'lee': (11, 0, 0), 'max': (0, 0, 0)},
             B: {'ada': (15, 0, 2),                  # 15 autograded, her written answer (2) still waits
-                'cat': (14 + 1, 0.10 * 17, 0)}}     # 14 autograded, 1 given by hand after the first run
-SHOWN = {A: {'ada': '12', 'cat': '8 (11 - 3 late)', 'lee': '11'},
-         B: {'ada': '15 + 2 waiting', 'cat': '13.3 (15 - 1.7 late)'}}
+                'cat': (14 + 1, 0.10 * 17, 0),      # 14 autograded, 1 given by hand after the first run
+                'max': (0 + 2, 0.10 * 17, 0)}}      # 2 given by hand: the penalty is taken again, now 1.7
+SHOWN = {A: {'ada': '12', 'cat': '8 (11 - 3 late)', 'lee': '11', 'max': '0'},
+         B: {'ada': '15 + 2 waiting', 'cat': '13.3 (15 - 1.7 late)', 'max': '0.3 (2 - 1.7 late)'}}
 
 
 def final(raw, penalty, waiting):
@@ -44,7 +47,7 @@ def final(raw, penalty, waiting):
 
 @pytest.fixture(scope='module')
 def graded(tmp_path_factory):
-    course = copy_course(tmp_path_factory.mktemp('one-mark') / 'course', students=['ada', 'cat', 'lee'])
+    course = copy_course(tmp_path_factory.mktemp('one-mark') / 'course', students=['ada', 'cat', 'lee', 'max'])
     with open(course / 'nbgrader_config.py', 'a') as config:
         config.write(POLICY)
     for (assignment, student), when in SUBMITTED.items():
@@ -52,8 +55,9 @@ def graded(tmp_path_factory):
     first = run_grade(course)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     with Gradebook('sqlite:///' + str(course / 'gradebook.db')) as gradebook:     # as formgrader saves a mark
-        grade = gradebook.find_grade('perfect_opponent', B, B, 'cat')
-        grade.manual_score, grade.needs_manual_grade = 1, False
+        for student, given in (('cat', 1), ('max', 2)):
+            grade = gradebook.find_grade('perfect_opponent', B, B, student)
+            grade.manual_score, grade.needs_manual_grade = given, False
         gradebook.db.commit()
     second = run_grade(course)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]

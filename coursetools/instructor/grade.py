@@ -24,7 +24,7 @@ import signal
 import sys
 import time
 
-from coursetools.instructor import commands, democlass, marks, preflight, repair, roster, unchanged
+from coursetools.instructor import commands, democlass, late, marks, preflight, repair, roster, unchanged
 from coursetools.grading import cluster
 from coursetools.sandbox.host import bubblewrap as sandbox
 from coursetools.sandbox.host.files import remove_tree
@@ -245,6 +245,7 @@ def write_remarked(course, remarked, phases, helpers, reports, db):
     for assignment, students in remarked.items():
         with phases.start(f'{assignment}: feedback'):
             print(f'== {assignment}: feedback (marks given by hand)', flush=True)
+            late.take_again(course.root, assignment, students, db or course.db_url)
             with commands.Feedback(course, assignment, len(students), db=db, forked=helpers) as feedback:
                 feedback.run(students)
             unchanged.remember(course, assignment, students, db=db, files=False)

@@ -13,6 +13,7 @@ same penalty:
 Lateness is nbgrader's own (`SubmittedAssignment.total_seconds_late`: the timestamp against the due date plus the
 student's extension). Past the grace period it counts from the due date, not from its end.
 """
+import logging
 import math
 
 from nbgrader.plugins import LateSubmissionPlugin
@@ -54,3 +55,24 @@ class LatePenalty(LateSubmissionPlugin):
         parent = self.parent
         max_score = parent.gradebook.find_notebook(parent.notebook_id, parent.assignment_id).max_score
         return self.penalty(score, max_score, total_seconds_late)
+
+
+def take_again(course_root, assignment, students, db_url):
+    """The late penalty of `students`' notebooks taken again from their scores now, by nbgrader's own
+    AssignLatePenalties with the course's settings. nbgrader takes it in autograde only, so a mark given by hand
+    afterwards was never weighed: under 'zero' a late student kept it, and a penalty cut down to a low score
+    stayed cut. `make grade` calls this for the submissions whose hand marks changed."""
+    from nbformat.v4 import new_notebook
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import AssignLatePenalties
+    from traitlets.config.loader import PyFileConfigLoader
+    config = PyFileConfigLoader('nbgrader_config.py', path=str(course_root)).load_config()
+    quiet = logging.getLogger('coursetools.late')       # nbgrader's step warns of every late notebook: said already
+    quiet.setLevel(logging.ERROR)
+    with Gradebook(db_url) as gradebook:
+        notebooks = [notebook.name for notebook in gradebook.find_assignment(assignment).notebooks]
+    for student in students:
+        for notebook in notebooks:
+            resources = {'nbgrader': {'notebook': notebook, 'assignment': assignment, 'student': student,
+                                      'db_url': db_url}}
+            AssignLatePenalties(config=config, log=quiet).preprocess(new_notebook(), resources)
