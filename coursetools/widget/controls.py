@@ -49,7 +49,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
         self.worker = Worker(self._show_error, self.ui.show_busy, self._set_status)
         self.tree_panel = TreePanel(self.ui, self.call, self.worker, self._show_error, self.play_path)
         self.steps = StepPanel(self.call, self.worker, lambda: (self.state, self.player), lambda: self.ui.pace.value,
-                               alphabeta is not None, live_depth)
+                               alphabeta is not None, live_depth, on_change=self.tree_panel.follow_steps)
         self.steps.ui.box.layout.display = None if steps else 'none'
         self.ui.tree_panel.children = (*self.ui.tree_panel.children, self.steps.ui.box)   # under the tree
         self.key_bridge = KeyBridge(enabled=keys)
