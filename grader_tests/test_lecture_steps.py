@@ -208,3 +208,24 @@ def test_the_tree_follows_the_steps_in_the_widget(panel_widget):
     assert 'Best play from here</b>: shown when the search is over' in widget.ui.pv.value
     press(widget, 'run_to_end')
     assert PV_COLOUR in widget.ui.view.svg and 'nac-current' not in widget.ui.view.svg
+
+
+def test_prepared_positions_are_mid_game_and_chosen_from_the_page(panel_widget):
+    from coursetools.widget.panels import POSITIONS
+    widget = panel_widget(state=oracle.EMPTY_BOARD)
+    assert len(POSITIONS) >= 3
+    for label, cells in POSITIONS:
+        board = oracle.nested(cells)
+        assert oracle.outcome(board) is None and 3 <= cells.count(' ') <= 5, label
+        assert cells.count('x') - cells.count('o') in (0, 1), label
+        player = oracle.to_move(board)
+        assert f'{player} to move' in label
+        widget.ui.start.value = cells
+        assert widget.wait(30)
+        assert widget.state == board and widget.player == player and len(widget.history) == 1, label
+        assert widget.human == player, 'the side to move is the viewer\'s: the AI does not answer'
+        assert widget.ui.start.value == '', 'the menu is ready for the next choice'
+        press(widget, 'step')
+        assert widget.steps.key[:2] == (board, player) and f'data-state="{cells}"' in widget.steps.ui.position.value
+    widget.ui.start.value = ' ' * 9
+    assert widget.wait(30) and widget.state == oracle.EMPTY_BOARD and widget.player == 'x'
