@@ -63,7 +63,7 @@ def test_the_board_of_every_step_is_the_position_its_path_reaches(pruning):
             assert f'data-player="{to_move}"' in drawn and f'<b>{to_move} to move</b>' in drawn
             assert f'data-state="{oracle.flat(state)}"' in drawn
             assert numbers(drawn) == {tuple(move): k for k, move in enumerate(step.path, 1)}, step
-            assert ('searched with α' in drawn) == (pruning and step.searched_with is not None)
+            assert ('nac-board-window' in drawn) == (pruning and step.searched_with is not None)
             checked += 1
     assert checked > 200
 
@@ -229,3 +229,48 @@ def test_prepared_positions_are_mid_game_and_chosen_from_the_page(panel_widget):
         assert widget.steps.key[:2] == (board, player) and f'data-state="{cells}"' in widget.steps.ui.position.value
     widget.ui.start.value = ' ' * 9
     assert widget.wait(30) and widget.state == oracle.EMPTY_BOARD and widget.player == 'x'
+
+
+def test_cut_and_move_questions_are_answered_by_the_next_step():
+    from coursetools.widget.outline import Outline
+    from coursetools.widget.questions import question
+    steps = stepped(oracle.EMPTY_BOARD, 'x', True, 'listed', 2)
+    outline, answers, moves = Outline('x', True), set(), 0
+    for step in steps:
+        cut = question('cut', step, outline)
+        if cut is not None:
+            assert cut.value == ('cut' if step.kind == 'cutoff' else 'no cut'), step
+            assert step.kind != 'cutoff' or cut.path == step.path
+            answers.add(cut.value)
+        move = question('move', step, outline)
+        if move is not None:
+            assert step.kind == 'backup' and move.value == tuple(step.move) in [v for _, v in move.options]
+            assert move.path == step.path and 'which move does' in move.text
+            moves += 1
+        outline.apply(step)
+    assert answers == {'cut', 'no cut'} and moves > 0
+    assert question('cut', steps[3], Outline('x', False)) is None, 'no cut questions in minimax'
+
+
+def test_a_move_question_asked_and_revealed_in_the_panel(panel_widget):
+    widget = panel_widget()
+    panel = widget.steps
+    panel.ui.predict.value = True
+    panel.ui.ask.value = 'move'
+    assert widget.wait(30)
+    for _ in range(60):
+        if panel._asking() is not None:
+            break
+        press(widget, 'step')
+    asking = panel._asking()
+    assert asking is not None and asking.kind == 'move' and 'move = ?' in panel.ui.position.value
+    assert [button.description for button in panel.ui.choices.children] == [label for label, _ in asking.options]
+    assert all(button.disabled for button in panel.ui.guesses.values())
+    wrong = next(value for _, value in asking.options if value != asking.value)
+    index = [value for _, value in asking.options].index(wrong)
+    panel.ui.choices.children[index].click()
+    assert widget.wait(30)
+    said = re.sub('<[^>]+>', ' ', panel.ui.said.value)
+    right = f'{asking.value[0]},{asking.value[1]}'
+    assert f'You said {wrong[0]},{wrong[1]}: no: {right}. {asking.reason}.' in said
+    assert panel.ui.tally.value == '0 of 1 predicted right' and panel._asking() is None

@@ -67,13 +67,13 @@ CSS = """
 .nac-widget .nac-follow { width: 0; height: 0; overflow: hidden; margin: 0; }
 .nac-widget .nac-step-stage { flex-flow: row wrap; align-items: flex-start; gap: 6px 14px; margin: 4px 0; }
 .nac-widget .nac-step-stage > .nac-step-position { flex: 0 0 auto; width: auto; }
-.nac-widget .nac-step-stage > .nac-step-tree { flex: 1 1 220px; min-width: 0; max-height: 45vh; overflow-y: auto;
+.nac-widget .nac-step-stage > .nac-step-tree { flex: 1 1 160px; min-width: 0; max-height: 45vh; overflow-y: auto;
   overflow-x: hidden; }
 .nac-widget .nac-step-stage .widget-html-content, .nac-widget .nac-step-stage .jupyter-widget-html-content {
   height: auto; }
 .nac-widget .nac-step-board { display: flex; flex-direction: column; align-items: flex-start; gap: 2px; }
 .nac-widget .nac-board-svg { display: block; }
-.nac-widget .nac-board-caption { line-height: 1.3; }
+.nac-widget .nac-board-caption { line-height: 1.3; max-width: 12em; }
 .nac-widget .nac-board-where, .nac-widget .nac-board-window { color: #333; }
 .nac-widget .nac-board-asking .nac-board-value { color: #8a5a00; font-weight: bold; }
 .nac-widget .nac-step-reveal { color: #1d5b2a; }

@@ -12,12 +12,12 @@ TINTS = {1: '#dbe7fb', 0: '#ececec', -1: '#fde3d3'}
 class Line:
     """One position of the outline: the move that led to it, who is to move there and what is known of it."""
     __slots__ = ('path', 'player', 'status', 'value', 'best', 'window', 'kind', 'below', 'children', 'error', 'seen',
-                 'cut')
+                 'cut', 'state')
 
     def __init__(self, path, player):
         self.path, self.player = path, player
         self.status = 'waiting'      # 'waiting', 'open', 'done', 'pruned', 'error'
-        self.value = self.best = self.window = self.kind = self.below = self.error = None
+        self.value = self.best = self.window = self.kind = self.below = self.error = self.state = None
         self.seen = []
         self.children = []
         self.cut = False             # alpha-beta stopped trying its moves: its value is only a bound
@@ -45,6 +45,7 @@ class Outline:
 
     def apply(self, step):
         kind, line = step.kind, self.line(step.path)
+        line.state = step.state if step.state is not None else line.state
         if kind == 'enter':
             line.status, line.window = 'open', step.window
             for move in step.options:

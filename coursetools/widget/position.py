@@ -22,7 +22,7 @@ def step_position(step, root_state, root_player, asking=None):
         return (), root_state, root_player, None, 'not searched yet'
     state = shown.state if shown.state is not None else root_state
     if asking is not None:
-        return shown.path, state, shown.player, shown.searched_with, 'value = ?'
+        return shown.path, state, shown.player, shown.searched_with, getattr(asking, 'words', 'value = ?')
     kind = shown.kind
     if kind == 'enter':
         words = 'being searched'
@@ -47,8 +47,8 @@ def position_html(step, root_state, root_player, asking=None, alphabeta=False):
     caption = [f'<div class="nac-board-turn"><b>{html.escape(str(player))} to move</b></div>',
              f'<div class="nac-board-where">{html.escape(where_words(path))}</div>']
     if alphabeta and window is not None:
-        caption.append(f'<div class="nac-board-window">searched with α {format_bound(window[0])}, '
-                       f'β {format_bound(window[1])}</div>')
+        caption.append(f'<div class="nac-board-window" title="the window it was searched with">'
+                       f'α {format_bound(window[0])}, β {format_bound(window[1])}</div>')
     caption.append(f'<div class="nac-board-value">{html.escape(words)}</div>')
     asked = ' nac-board-asking' if asking is not None else ''
     return (f'<div class="nac-step-board{asked}" data-path="{path_text(path)}" data-player="{html.escape(str(player))}"'

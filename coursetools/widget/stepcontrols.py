@@ -5,6 +5,7 @@ import ipywidgets as widgets
 from .calls import format_value
 from .follow import Follower
 from .panels import make_button, make_html
+from .questions import ASK
 from .tracing import ORDERS
 
 ORDER_LABELS = {'listed': 'as listed', 'best': 'best first', 'worst': 'worst first'}
@@ -42,8 +43,13 @@ class StepControls:
         self.predict.add_class('nac-predict')
         self.guesses = {value: make_button(format_value(value), f'nac-guess-{"minus" if value < 0 else value}',
                                        f'predict {format_value(value)}') for value in (-1, 0, 1)}
+        self.ask = widgets.Dropdown(options=ASK, value='value', description='ask', tooltip='what to predict',
+                                    layout=widgets.Layout(width='auto'))
+        self.ask.add_class('nac-ask')
+        self.choices = widgets.HBox([])      # the answers of a question about a move or a cut
+        self.choices.add_class('nac-choices')
         self.tally = make_html('nac-tally')
-        self.guess_box = widgets.HBox([*self.guesses.values(), self.tally])
+        self.guess_box = widgets.HBox([*self.guesses.values(), self.choices, self.tally])
         self.guess_box.add_class('nac-buttons')
         self.guess_box.add_class('nac-guess')
         self.said, self.counts, self.outline = make_html('nac-step-text'), make_html('nac-step-counts'), make_html('nac-step-tree')
@@ -53,7 +59,8 @@ class StepControls:
         stage.add_class('nac-step-stage')
         self.follower = Follower()
         title = widgets.HTML('<b>Step through the search</b> of the position shown')
-        settings = widgets.HBox([self.kind, self.order, self.predict] if alphabeta else [self.predict])
+        settings = widgets.HBox([self.kind, self.order, self.predict, self.ask] if alphabeta else
+                                [self.predict, self.ask])
         settings.add_class('nac-toolbar')
         self.box = widgets.VBox([title, buttons, self.said, self.guess_box, stage, self.counts, settings,
                                  self.live_depth, self.follower], layout=widgets.Layout(width='100%'))

@@ -7,11 +7,13 @@ steps are kept: Back replays one step fewer, Step after Back replays the kept st
 import html
 import time
 
-from .calls import FunctionError, format_value
+from .calls import FunctionError
 from .outline import Outline, replay
+from .panels import make_button
 from .position import position_html
+from .questions import question
 from .stepcontrols import ORDER_LABELS, StepControls
-from .stepping import ORDERS, PREDICTED, Search, where
+from .stepping import ORDERS, Search
 
 INTRO = 'Press Step to search the position shown, one event at a time.'
 
@@ -32,6 +34,7 @@ class StepPanel:
         self.right = self.asked = 0
         self.playing, self.reply = False, ''
         self.revealed = None           # the step index at which a prediction was just revealed
+        self.choice_key = None         # the question whose answer buttons are shown
         self.warmed = None
         self._connect()
         self._show_settings()
@@ -52,7 +55,8 @@ class StepPanel:
             button.on_click(lambda _button, value=value: self.guess(value))
         for control in (ui.kind, ui.order, ui.live_depth):
             control.observe(lambda _change: self._settings_changed(), 'value')
-        ui.predict.observe(lambda _change: self.worker.submit(self._predict_job), 'value')
+        for control in (ui.predict, ui.ask):
+            control.observe(lambda _change: self.worker.submit(self._predict_job), 'value')
 
     # -- public actions: each queues a job ------------------------------------------------------------------
     def step(self):
@@ -147,11 +151,11 @@ class StepPanel:
         return self.steps[self.index]
 
     def _asking(self):
-        """The Step whose value the viewer is to predict now, or None."""
-        if self.revealed == self.index:
-            return None         # a reveal is shown: the next question comes with the next Step
-        step = self._peek() if self.ui.predict.value and self.outline is not None else None
-        return step if step is not None and step.kind in PREDICTED and self.index not in self.answered else None
+        """The Question the viewer is to answer before the next step (questions.py), or None."""
+        if self.revealed == self.index or not self.ui.predict.value or self.outline is None or \
+                self.index in self.answered:
+            return None         # after a reveal, the next question comes with the next Step
+        return question(self.ui.ask.value, self._peek(), self.outline)
 
     def _forward(self, ask=True):
         """Apply the next Step: it, or 'ask' when a prediction comes first, or None after the last step."""
@@ -212,15 +216,13 @@ class StepPanel:
         self._render(follow=True)
 
     def _guess_job(self, value):
-        step = self._asking()
-        if step is None:
+        asked = self._asking()
+        if asked is None or value not in [each for _, each in asked.options]:
             return
         self.answered[self.index] = value
         self.asked += 1
-        self.right += value == step.value
-        reason = step.reason or format_value(step.value)
-        self.reply = (f'You said {format_value(value)}: right. {reason}.' if value == step.value else
-                      f'You said {format_value(value)}, but it is {reason}.')
+        self.right += value == asked.value
+        self.reply = asked.reveal(value)
         self._forward(ask=False)
         self.revealed = self.index     # the reveal is a step of its own
         self._render(follow=True)
@@ -248,17 +250,16 @@ class StepPanel:
         last = outline.last
         alphabeta = self.key[2] == 'alphabeta'
         ui.position.value = position_html(last, *self.key[:2], asking=asking, alphabeta=alphabeta)
-        ui.outline.value = outline.html(asking.path if asking is not None else None)
-        said = last.text if last is not None else INTRO
-        if asking is not None:
-            said = (f'Predict: the board drawn ({where(asking.path)}), {asking.player} to move: what value backs up '
-                    f'from it? Press −1, 0 or +1.')
+        ui.outline.value = outline.html(asking.path if asking is not None and asking.kind == 'value' else None)
+        said = asking.text if asking is not None else last.text if last is not None else INTRO
         reveal = f'<div class="nac-step-reveal">{html.escape(self.reply, quote=False)}</div>' if self.reply else ''
         ui.said.value = reveal + html.escape(said, quote=False)
         ui.counts.value = self._counts_html(last)
         ui.guess_box.layout.display = None if ui.predict.value else 'none'
         for button in ui.guesses.values():
-            button.disabled = asking is None
+            button.disabled = asking is None or asking.kind != 'value'
+            button.layout.display = None if ui.ask.value == 'value' else 'none'
+        self._show_choices(asking)
         ui.tally.value = f'{self.right} of {self.asked} predicted right' if self.asked else ''
         finished = last is not None and last.kind in ('done', 'error')
         ui.step.disabled = ui.end.disabled = finished or self.playing
@@ -272,6 +273,20 @@ class StepPanel:
                            if stepping else None)
         if follow:
             ui.follower.follow()
+
+    def _show_choices(self, asking):
+        """The answer buttons of a question about a move or a cut (made again only for a new question)."""
+        key = None if asking is None or asking.kind == 'value' else (asking.kind, tuple(asking.options))
+        if key == self.choice_key:
+            return
+        self.choice_key, buttons = key, []
+        for label, value in (asking.options if key else []):
+            button = make_button(label, 'nac-choice', f'predict {label}')
+            button.on_click(lambda _button, value=value: self.guess(value))
+            buttons.append(button)
+        for old in self.ui.choices.children:
+            old.close()
+        self.ui.choices.children = buttons
 
     def _counts_html(self, last):
         """Positions visited so far (and subtrees pruned); at the end, what pruning saved in each move order."""
