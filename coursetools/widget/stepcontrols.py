@@ -43,8 +43,8 @@ class StepControls:
         self.predict.add_class('nac-predict')
         self.guesses = {value: make_button(format_value(value), f'nac-guess-{"minus" if value < 0 else value}',
                                        f'predict {format_value(value)}') for value in (-1, 0, 1)}
-        self.ask = widgets.Dropdown(options=ASK if alphabeta else ASK[:2], value='value', description='ask', tooltip='what to predict',
-                                    layout=widgets.Layout(width='auto'))
+        self.ask = widgets.Dropdown(options=ASK if alphabeta else ASK[:2], value='value', description='ask',
+                                    tooltip='what to predict', layout=widgets.Layout(width='auto'))
         self.ask.add_class('nac-ask')
         self.choices = widgets.HBox([])      # the answers of a question about a move or a cut
         self.choices.add_class('nac-choices')
