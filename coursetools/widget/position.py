@@ -68,7 +68,8 @@ def board_svg(root_state, state, path, tint='#ffffff'):
         parts.append(f'<rect x="{col * CELL + 2}" y="{row * CELL + 2}" width="{CELL - 4}" height="{CELL - 4}" '
                      f'fill="{LAST_MOVE}"/>')
     for k in (1, 2):
-        parts.append(f'<path d="M{k * CELL} 4V{size - 4}M4 {k * CELL}H{size - 4}" stroke="#8c8c8c" stroke-width="1.5"/>')
+        parts.append(f'<path d="M{k * CELL} 4V{size - 4}M4 {k * CELL}H{size - 4}" stroke="#8c8c8c" '
+                     'stroke-width="1.5"/>')
     for row in range(3):
         for col in range(3):
             mark = _mark(state, row, col)
