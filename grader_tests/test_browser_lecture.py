@@ -1,6 +1,6 @@
 """Stepping in a lecture hall (issue 44), in a real browser: JupyterLab at 1280x720, at 100 % and 150 % zoom, the
 alpha_beta workbook's widget with its tree on. After each of the first 30 steps of minimax from the empty board,
-and at the first cut of alpha-beta, the board of the current step and the outline's current line must be inside
+at step 60, and at the first cut of alpha-beta, the board of the current step and the outline's current line must be inside
 the window, without the lecturer scrolling: on screen, inside the notebook's scrolling area and (the line) inside
 the outline's own box. The board must show the position the step's path reaches, numbered move by move.
 
@@ -75,6 +75,10 @@ def test_the_current_step_stays_in_view(server, open_page, zoom):
         check_in_view(page, f'{label}-step-{index}')
         check_board(page, f'{label}-step-{index}')
     page.screenshot(path=str(ARTIFACTS / f'{label}-step-30.png'))
+    for index in range(31, 61):          # the step where the current line once fell below the window
+        press(page, 'nac-step', step_index_is(index))
+    check_in_view(page, f'{label}-step-60')
+    check_board(page, f'{label}-step-60')
 
     page.locator('.nac-step-kind button', has_text='α-β').first.click()
     page.wait_for_function("() => /Press Step/.test(document.querySelector('.nac-step-text').textContent) || "
