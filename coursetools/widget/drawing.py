@@ -149,6 +149,8 @@ def _texts(node, with_window):
 def _move_text(node):
     if not node.path:
         return 'game over' if node.end is not None else f'{node.player} to move'
+    if getattr(node, 'move_only', False):
+        return f'{node.move[0]},{node.move[1]}'
     return f'{other(node.player)} {node.move[0]},{node.move[1]}'
 
 

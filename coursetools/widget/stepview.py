@@ -6,6 +6,12 @@ from .calls import format_bound, format_value
 from .model import Node, Tree
 
 
+class ShownNode(Node):
+    """A board of the tree while stepping: labelled by its move alone (who is to move is said elsewhere)."""
+    __slots__ = ()
+    move_only = True
+
+
 def stepping_tree(tree, outline, current, asking=None):
     """The Tree to draw after the steps that built ``outline``: values, ends and windows from the outline only.
     ``current`` is the path of the current step, ``asking`` the path whose value the viewer is to predict."""
@@ -20,7 +26,7 @@ def stepping_tree(tree, outline, current, asking=None):
 
 
 def _copy(node, outline, asking, pruned):
-    copy = Node(node.state, node.player, node.move, node.path)
+    copy = ShownNode(node.state, node.player, node.move, node.path)
     copy.error = node.error
     line = outline.lines.get(node.path)
     pruned = pruned or (line is not None and line.status == 'pruned')
