@@ -44,8 +44,10 @@ def position_html(step, root_state, root_player, asking=None, alphabeta=False):
     value = None if asking is not None or step is None else step.value
     tint = TINTS.get(value, '#ffffff') if step is not None and step.kind in ('leaf', 'deep', 'backup', 'done') \
         else '#ffffff'
-    caption = [f'<div class="nac-board-turn"><b>{html.escape(str(player))} to move</b></div>',
-             f'<div class="nac-board-where">{html.escape(where_words(path))}</div>']
+    over = asking is None and step is not None and step.kind == 'leaf'
+    turn = 'game over' if over else f'{player} to move'
+    caption = [f'<div class="nac-board-turn"><b>{html.escape(turn)}</b></div>',
+               f'<div class="nac-board-where">{html.escape(where_words(path))}</div>']
     if alphabeta and window is not None:
         caption.append(f'<div class="nac-board-window" title="the window it was searched with">'
                        f'α {format_bound(window[0])}, β {format_bound(window[1])}</div>')
