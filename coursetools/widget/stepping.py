@@ -36,9 +36,10 @@ class Step:
     """One event of the search at the position reached by ``path`` (``player`` to move there, board ``state``).
     ``visited`` and ``pruned`` are the running totals after it. A step where a value backs up ('leaf', 'deep',
     'backup') carries ``value``, the child ``seen`` values, and the parent's ``best`` so far and ``window`` after it;
-    an 'enter' step the position's own ``window`` and ``options``; a 'cutoff' the ``pruned_moves``."""
+    an 'enter' step the position's own ``window`` and ``options``; a 'cutoff' the ``pruned_moves``. ``searched_with``
+    is the window the position at ``path`` was called with (alpha-beta); ``reason`` why its value is what it is."""
     __slots__ = ('kind', 'path', 'player', 'state', 'value', 'move', 'window', 'options', 'seen', 'best',
-                 'pruned_moves', 'below', 'text', 'error', 'visited', 'pruned')
+                 'pruned_moves', 'below', 'text', 'error', 'visited', 'pruned', 'searched_with', 'reason')
 
     def __init__(self, kind, path, player, text, **fields):
         for name in self.__slots__:
