@@ -86,8 +86,8 @@ def test_alpha_beta_steps_back_play_orders_and_predictions(server, open_page):
     press(page, 'nac-step', visited_is(1))
     assert said(page) == ('x to move at the start, window (α −∞, β +∞): 9 moves to try '
                           '(0,0, 0,1, 0,2, 1,0, 1,1, 1,2, 2,0, 2,1, 2,2).')
-    assert lines(page) == ['start → x to move · best so far – · α −∞, β +∞'] + \
-        [f'x {row},{col} · not yet' for row, col in oracle.empty_cells(oracle.EMPTY_BOARD)]
+    assert lines(page) == ['start · x to move · best so far – · α −∞, β +∞'] + \
+        [f'{row},{col} · o to move · not yet' for row, col in oracle.empty_cells(oracle.EMPTY_BOARD)]
     # Step 2: x's first move is entered; step 3: o's first answer is searched below the live depth at once.
     press(page, 'nac-step', visited_is(2))
     assert said(page).startswith('o to move after 0,0, window (α −∞, β +∞): 8 moves to try')
@@ -96,13 +96,14 @@ def test_alpha_beta_steps_back_play_orders_and_predictions(server, open_page):
     value_check, below = analysis.alphabeta_visits(board, player, -INF, INF)
     assert value_check == value and path == ((0, 0), (0, 1))
     press(page, 'nac-step', visited_is(2 + below))
-    assert said(page) == (f'o plays 0,1: searched below in one step ({below:,} positions): {VALUE[value]}, so '
-                          f'{VALUE[value]} backs up; o\'s best so far: {VALUE[value]} (α −∞, β {VALUE[value]}).')
-    assert f'o 0,1 = {VALUE[value]} (searched at once, {below:,} positions)' in lines(page)
-    assert lines(page)[1] == f'x 0,0 → o to move · best so far {VALUE[value]} · α −∞, β {VALUE[value]}'
+    assert said(page) == (f'x to move after 0,0 then 0,1: searched below in one step ({below:,} positions): '
+                          f'{VALUE[value]}, so {VALUE[value]} backs up; o\'s best so far: {VALUE[value]} '
+                          f'(α −∞, β {VALUE[value]}).')
+    assert f'0,1 · x to move = {VALUE[value]} (searched at once, {below:,} positions)' in lines(page)
+    assert lines(page)[1] == f'0,0 · o to move · best so far {VALUE[value]} · α −∞, β {VALUE[value]}'
     # Back: the outline and the text are those of step 2 again.
     press(page, 'nac-back', visited_is(2))
-    assert said(page).startswith('o to move after 0,0') and 'o 0,1 · not yet' in lines(page)
+    assert said(page).startswith('o to move after 0,0') and '0,1 · x to move · not yet' in lines(page)
 
     # Play at the speed slider's pace, then Pause: the steps move on by themselves, and stop.
     press(page, 'nac-step-play', step_index_is(5))
@@ -117,10 +118,11 @@ def test_alpha_beta_steps_back_play_orders_and_predictions(server, open_page):
     assert analysis.alphabeta_visits(oracle.EMPTY_BOARD, 'x')[1] == reference.visited == 18297
     assert said(page).startswith(f'The search is over: the value here is 0, best move 0,0. {reference.visited:,}')
     shown = lines(page)
-    assert shown[0] == 'start = 0 (the value here)'
+    assert shown[0] == 'start · x to move = 0 (the value here)'
     for path, value in reference.backed:
         if len(path) == 1:
-            assert any(line.startswith(f'x {path[0][0]},{path[0][1]} = {VALUE[value]} ') for line in shown), shown
+            assert any(line.startswith(f'{path[0][0]},{path[0][1]} · o to move = {VALUE[value]} ')
+                       for line in shown), shown
     assert f'{reference.pruned:,} subtrees pruned' in counts(page)
     assert f'Plain minimax visits {oracle.search_tree_size(oracle.EMPTY_BOARD, "x"):,} positions here' in counts(page)
     save_pictures(page, 'steps-alpha-beta-1280x720')
@@ -134,7 +136,7 @@ def test_alpha_beta_steps_back_play_orders_and_predictions(server, open_page):
         each.search(oracle.EMPTY_BOARD, 'x')
         press(page, 'nac-step-end', f"/{each.visited:,} positions visited/.test(text('nac-step-counts'))")
         assert f'{each.pruned:,} subtrees pruned' in counts(page)
-        assert lines(page)[0] == 'start = 0 (the value here)'
+        assert lines(page)[0] == 'start · x to move = 0 (the value here)'
     assert not widget_errors(page), widget_errors(page)
 
 
@@ -159,7 +161,8 @@ def test_minimax_steps_and_predictions_in_the_first_workbook(server, open_page):
     (path, right), = reference.backed[:1]
     press(page, 'nac-step', "/^Predict:/.test(text('nac-step-text').trim())")
     where = ' then '.join(f'{row},{col}' for row, col in path)
-    assert said(page) == f'Predict: what value backs up after {where}, where x is to move? Press −1, 0 or +1.'
+    assert said(page) == (f'Predict: the board drawn (after {where}), x to move: what value backs up from it? '
+                          'Press −1, 0 or +1.')
     assert any(line.endswith('= ? (predict: −1, 0 or +1)') for line in lines(page)), lines(page)
     page.locator('.nac-step-panel .nac-step').first.click()
     page.wait_for_timeout(500)
@@ -172,7 +175,7 @@ def test_minimax_steps_and_predictions_in_the_first_workbook(server, open_page):
     # Run to end (predictions are skipped): the reference's value and visited count.
     press(page, 'nac-step-end', f"/{reference.visited:,} positions visited/.test(text('nac-step-counts'))")
     assert reference.visited == oracle.search_tree_size(board, 'x')
-    assert lines(page)[0] == f'start = {VALUE[value]} (the value here)'
+    assert lines(page)[0] == f'start · x to move = {VALUE[value]} (the value here)'
     assert 'subtrees pruned' not in counts(page)
     assert not widget_errors(page), widget_errors(page)
 

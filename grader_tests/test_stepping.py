@@ -280,7 +280,7 @@ def test_the_text_says_who_chooses_what_and_why_a_cut_happens():
     chooser = {'x': 'max', 'o': 'min'}
     for step in backups:
         values = ', '.join({1: '+1', 0: '0', -1: '−1'}[v] for v in step.seen)
-        assert f"{step.player}'s turn" in step.text and f'{chooser[step.player]}({values})' in step.text
+        assert f'{step.player} to move after' in step.text and f'{chooser[step.player]}({values})' in step.text
         assert step.text.split(', so ')[1].startswith({1: '+1', 0: '0', -1: '−1'}[step.value] + ' backs up')
     cut = next(s for s in steps if s.kind == 'cutoff')
     assert ('α ≥ β' if cut.player == 'x' else 'β ≤ α') in cut.text and 'cannot matter' in cut.text
@@ -382,14 +382,15 @@ def test_run_to_end_shows_the_reference_values_cuts_and_counts(panel_widget, ord
     reference = Reference(True, order, 2)
     value = reference.search(MID_GAME, 'x')
     lines = outline_lines(widget)
-    assert lines[0] == f'start = {format_value(value)} (the value here)'
+    assert lines[0] == f'start · x to move = {format_value(value)} (the value here)'
     pruned = {moves for path, moves in reference.cuts if path == ()}
     for (path, backed) in reference.backed:
         if len(path) == 1:
-            assert any(line.startswith(f'x {path[0][0]},{path[0][1]} = {format_value(backed)} ') for line in lines)
+            assert any(line.startswith(f'{path[0][0]},{path[0][1]} · o to move = {format_value(backed)} ')
+                       for line in lines)
     for moves in pruned:
         for row, col in moves:
-            assert f'x {row},{col} · pruned' in lines
+            assert f'{row},{col} · o to move · pruned' in lines
     counts = widget.steps.ui.counts.value
     assert f'<b>{reference.visited:,}</b> positions visited so far' in counts
     assert f'<b>{reference.pruned:,}</b> subtrees pruned' in counts
@@ -425,14 +426,14 @@ def test_predict_then_reveal_keeps_a_tally(panel_widget):
     widget.steps.ui.predict.value = True
     press(widget, 'step', times=8)
     asking = widget.steps._asking()
-    assert asking is not None and widget.steps.ui.said.value.startswith('Predict: what value backs up')
+    assert asking is not None and widget.steps.ui.said.value.startswith('Predict: the board drawn')
     held = widget.steps.index
     press(widget, 'step')
     assert widget.steps.index == held, 'Step waits for the prediction'
     assert any(line.endswith('= ?  (predict: −1, 0 or +1)') for line in outline_lines(widget))
     right = asking.value
     press(widget, 'guess', right)
-    assert widget.steps.ui.said.value.startswith(f'You said {format_value(right)}: right.')
+    assert widget.steps.ui.said.value.startswith(f'<div class="nac-step-reveal">You said {format_value(right)}: right.')
     assert widget.steps.ui.tally.value == '1 of 1 predicted right'
     while widget.steps._asking() is None:
         press(widget, 'step')
@@ -463,7 +464,7 @@ def test_a_broken_function_stops_the_steps_at_that_position(panel_widget):
     widget = panel_widget(functions={'score_end': broken})
     press(widget, 'run_to_end')
     assert widget.steps.ui.said.value.startswith("Stopped after 0,1 then 0,2: score_end raised KeyError: 'oops'")
-    assert "o 0,2 · stopped: score_end raised KeyError: 'oops'" in outline_lines(widget)
+    assert "0,2 · x to move · stopped: score_end raised KeyError: 'oops'" in outline_lines(widget)
     assert widget.steps.ui.step.disabled and not widget.steps.ui.back.disabled
 
 
@@ -487,5 +488,5 @@ def test_a_value_after_a_cut_is_shown_as_a_bound(panel_widget):
     cut_here = {path[0] for path, _ in reference.cuts if len(path) == 1}
     assert cut_here, 'alpha-beta cuts below some of the first moves'
     for row, col in oracle.empty_cells(oracle.EMPTY_BOARD):
-        line = next(line for line in outline_lines(widget) if line.startswith(f'x {row},{col} = '))
+        line = next(line for line in outline_lines(widget) if line.startswith(f'{row},{col} · o to move = '))
         assert line.endswith('(o cut short: at most 0)' if (row, col) in cut_here else '(o chose min)'), line
