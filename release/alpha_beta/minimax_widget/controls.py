@@ -49,7 +49,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
         self.worker = Worker(self._show_error, self.ui.show_busy, self._set_status)
         self.tree_panel = TreePanel(self.ui, self.call, self.worker, self._show_error, self.play_path)
         self.steps = StepPanel(self.call, self.worker, lambda: (self.state, self.player), lambda: self.ui.pace.value,
-                               alphabeta is not None, live_depth)
+                               alphabeta is not None, live_depth, on_change=self.tree_panel.follow_steps)
         self.steps.ui.box.layout.display = None if steps else 'none'
         self.ui.tree_panel.children = (*self.ui.tree_panel.children, self.steps.ui.box)   # under the tree
         self.key_bridge = KeyBridge(enabled=keys)
@@ -71,6 +71,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
         ui.perfect_button.on_click(lambda _button: self.perfect_game())
         ui.stop_button.on_click(lambda _button: self.stop())
         ui.side.observe(self._on_side, 'value')
+        ui.start.observe(self._on_start, 'value')
         ui.history.observe(self._on_history, 'value')
         ui.depth.observe(lambda _change: self._refresh_tree(), 'value')
         ui.memo.observe(self._on_memo, 'value')
@@ -129,9 +130,11 @@ class GameTreeWidget(Rendering, widgets.VBox):
         self._interrupt()
         self.worker.submit(self._ai_move_job, self.worker.stops)
 
-    def new_game(self):
+    def new_game(self, cells=None):
+        """Start again from the empty board, or from ``cells``, a prepared position (9 characters row by row)."""
+        state = tuple(tuple(cells[row * 3:row * 3 + 3]) for row in range(3)) if cells else EMPTY_STATE
         self._interrupt()
-        self.worker.submit(self._new_game_job)
+        self.worker.submit(self._new_game_job, state)
 
     def undo(self):
         """Take back moves until it is your turn again (at least one move)."""
@@ -205,10 +208,12 @@ class GameTreeWidget(Rendering, widgets.VBox):
             self._guarded(self._ai_answers, stops)
         self._after_change()
 
-    def _new_game_job(self):
+    def _new_game_job(self, state=EMPTY_STATE):
         self._clear_messages()
         self.ended_as.clear()
-        self.history, self.index = [(EMPTY_STATE, 'x', None)], 0
+        self.history, self.index = [(state, side_to_move(state), None)], 0
+        if state != EMPTY_STATE:
+            self._take_side(self.player)     # a prepared position: the side to move is yours, the AI waits
         self._sync_history()
         self._render_board()
         self._start()
@@ -333,10 +338,12 @@ class GameTreeWidget(Rendering, widgets.VBox):
         if self.player == self.ai and not self._game_over():
             self._ai_plays(self.ai, stops)
 
-    def _take_side(self, side):
+    def _take_side(self, side, control=None, value=None):   # not the user's action: no observer acts
         self._quiet = True
         try:
             self.ui.side.value = side
+            if control is not None:
+                control.value = value
         finally:
             self._quiet = False
 
@@ -357,10 +364,14 @@ class GameTreeWidget(Rendering, widgets.VBox):
 
     # -- observers ---------------------------------------------------------------------------------------------
     def _on_side(self, _change):
-        if self._quiet:
-            return
-        self._interrupt()
-        self.worker.submit(self._start)
+        if not self._quiet:
+            self._interrupt()
+            self.worker.submit(self._start)
+
+    def _on_start(self, change):
+        if change['new'] and not self._quiet:
+            self.new_game(change['new'])
+            self._take_side(self.human, self.ui.start, '')
 
     def _on_history(self, change):
         if self._quiet:

@@ -10,14 +10,14 @@ TINTS = {1: '#dbe7fb', 0: '#ececec', -1: '#fde3d3'}
 
 
 class Line:
-    """One position of the outline: the move that led to it, whose turn it is there and what is known of it."""
+    """One position of the outline: the move that led to it, who is to move there and what is known of it."""
     __slots__ = ('path', 'player', 'status', 'value', 'best', 'window', 'kind', 'below', 'children', 'error', 'seen',
-                 'cut')
+                 'cut', 'state')
 
     def __init__(self, path, player):
         self.path, self.player = path, player
         self.status = 'waiting'      # 'waiting', 'open', 'done', 'pruned', 'error'
-        self.value = self.best = self.window = self.kind = self.below = self.error = None
+        self.value = self.best = self.window = self.kind = self.below = self.error = self.state = None
         self.seen = []
         self.children = []
         self.cut = False             # alpha-beta stopped trying its moves: its value is only a bound
@@ -45,6 +45,7 @@ class Outline:
 
     def apply(self, step):
         kind, line = step.kind, self.line(step.path)
+        line.state = step.state if step.state is not None else line.state
         if kind == 'enter':
             line.status, line.window = 'open', step.window
             for move in step.options:
@@ -97,12 +98,16 @@ class Outline:
         return '<div class="nac-step-outline">' + ''.join(rows) + '</div>'
 
     def describe(self, line, asking=None):
-        """The text of one line, e.g. 'x 0,2 → o to move · best so far 0 · α 0, β +∞' or 'o 1,1 = −1 (min)'."""
+        """The text of one line, by who is to move there, e.g. '0,2 · o to move · best so far 0 · α 0, β +∞' or
+        '1,1 · x to move = −1 (x chose max)'."""
         if line.path:
             row, col = line.path[-1]
-            label = f'{other(line.player)} {row},{col}'
+            label = f'{row},{col}'
         else:
             label = 'start'
+        if line.status == 'done' and line.kind == 'leaf':
+            return f'{label} = {format_value(line.value)} (game over)'
+        label += f' · {line.player} to move'
         if line.path == asking:
             return f'{label} = ?  (predict: −1, 0 or +1)'
         if line.status == 'waiting':
@@ -112,11 +117,10 @@ class Outline:
         if line.status == 'error':
             return f'{label} · stopped: {line.error}'
         if line.status == 'done':
-            how = {'leaf': 'game over', 'deep': f'searched at once, {line.below or 0:,} positions',
-                   'backup': _chose(line),
+            how = {'deep': f'searched at once, {line.below or 0:,} positions', 'backup': _chose(line),
                    'root': 'the value here'}.get(line.kind, '')
             return f'{label} = {format_value(line.value)} ({how})'
-        text = f'{label} → {line.player} to move · best so far {_best(line.best)}'
+        text = f'{label} · best so far {_best(line.best)}'
         if line.window is not None:
             text += f' · α {format_bound(line.window[0])}, β {format_bound(line.window[1])}'
         return text

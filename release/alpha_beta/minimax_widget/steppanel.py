@@ -1,73 +1,31 @@
 """The step panel: Step, Back, Play, Pause, Run to end through a minimax or alpha-beta search of the position
-shown, the outline of the search so far, a line saying what just happened, the counts, and predict-then-reveal.
+shown, the board of the current step beside the outline of the search so far, a line saying what just happened,
+the counts, and predict-then-reveal (the question, then the reveal with its reason as a step of its own).
 
 Every action is a job of the widget's background thread (worker.py), so the kernel is never blocked, and the
 steps are kept: Back replays one step fewer, Step after Back replays the kept steps before asking for new ones."""
 import html
 import time
 
-import ipywidgets as widgets
-
-from .calls import FunctionError, format_value
+from .calls import FunctionError
 from .outline import Outline, replay
-from .panels import make_button, make_html
-from .stepping import ORDERS, PREDICTED, Search, where
+from .panels import make_button
+from .position import position_html
+from .questions import question
+from .stepcontrols import ORDER_LABELS, StepControls
+from .stepping import ORDERS, Search
 
-ORDER_LABELS = {'listed': 'as listed', 'best': 'best first', 'worst': 'worst first'}
 INTRO = 'Press Step to search the position shown, one event at a time.'
-
-
-class StepControls:
-    """The panel's ipywidgets: buttons, the search's settings, the texts; ``box`` holds them all."""
-
-    def __init__(self, alphabeta, depth):
-        self.step = make_button('Step', 'nac-step', 'the next event of the search (key: → or s)', 'step-forward')
-        self.back = make_button('Back', 'nac-back', 'one event back (key: ← or b)', 'step-backward')
-        self.play = make_button('Play', 'nac-step-play', 'one event every "speed" seconds (key: space)', 'play')
-        self.pause = make_button('Pause', 'nac-step-pause', 'stop playing (key: space)', 'pause')
-        self.end = make_button('Run to end', 'nac-step-end', 'every remaining event at once (key: e)', 'fast-forward')
-        self.restart = make_button('Restart', 'nac-step-restart', 'search the position shown from the beginning', 'undo')
-        buttons = widgets.HBox([self.step, self.back, self.play, self.pause, self.end, self.restart])
-        buttons.add_class('nac-buttons')
-        self.kind = widgets.ToggleButtons(options=[('minimax', 'minimax'), ('α-β', 'alphabeta')],
-                                          value='alphabeta' if alphabeta else 'minimax',
-                                          style={'button_width': 'auto'}, layout=widgets.Layout(width='auto'))
-        self.kind.add_class('nac-step-kind')
-        self.order = widgets.ToggleButtons(options=[(ORDER_LABELS[o], o) for o in ORDERS], value='listed',
-                                           tooltips=['moves in the order moves() lists them',
-                                                     'the best move for the side to move first: the most pruning',
-                                                     'the worst move first: the least pruning'],
-                                           style={'button_width': 'auto'}, layout=widgets.Layout(width='auto'))
-        self.order.add_class('nac-step-order')
-        self.live_depth = widgets.IntSlider(value=max(1, min(4, depth)), min=1, max=4, description='live depth',
-                                            tooltip='moves shown one by one; deeper subtrees are searched in one step',
-                                            continuous_update=False, layout=widgets.Layout(width='100%'))
-        self.live_depth.add_class('nac-step-depth')
-        self.predict = widgets.Checkbox(value=False, description='predict, then reveal', indent=False,
-                                        tooltip='hide each value that backs up until you guess it',
-                                        layout=widgets.Layout(width='auto'))
-        self.predict.add_class('nac-predict')
-        self.guesses = {value: make_button(format_value(value), f'nac-guess-{"minus" if value < 0 else value}',
-                                       f'predict {format_value(value)}') for value in (-1, 0, 1)}
-        self.tally = make_html('nac-tally')
-        self.guess_box = widgets.HBox([*self.guesses.values(), self.tally])
-        self.guess_box.add_class('nac-buttons')
-        self.guess_box.add_class('nac-guess')
-        self.said, self.counts, self.outline = make_html('nac-step-text'), make_html('nac-step-counts'), make_html('nac-step-tree')
-        title = widgets.HTML('<b>Step through the search</b> of the position shown')
-        settings = widgets.HBox([self.kind, self.order, self.predict] if alphabeta else [self.predict])
-        settings.add_class('nac-toolbar')
-        self.box = widgets.VBox([title, buttons, settings, self.live_depth, self.said, self.guess_box, self.counts,
-                                 self.outline], layout=widgets.Layout(width='100%'))
-        self.box.add_class('nac-step-panel')
 
 
 class StepPanel:
     """Steps through the search of ``position()`` (the (state, player) shown) with the functions behind ``call``.
-    ``pace()`` is the seconds between steps while playing."""
+    ``pace()`` is the seconds between steps while playing; ``on_change(stepping)`` hears what the tree may show:
+    (state, player, Outline, current path, asking path) while stepping, None otherwise."""
 
-    def __init__(self, call, worker, position, pace, alphabeta=False, depth=2):
+    def __init__(self, call, worker, position, pace, alphabeta=False, depth=2, on_change=None):
         self.call, self.worker, self.position, self.pace = call, worker, position, pace
+        self.on_change = on_change
         self.ui = StepControls(alphabeta, depth)
         self.alphabeta = alphabeta
         self.searches, self.tables = {}, {}
@@ -75,12 +33,15 @@ class StepPanel:
         self.steps, self.index, self.answered = [], 0, {}
         self.right = self.asked = 0
         self.playing, self.reply = False, ''
+        self.revealed = None           # the step index at which a prediction was just revealed
+        self.choice_key = None         # the question whose answer buttons are shown
         self.warmed = None
         self._connect()
         self._show_settings()
         self.ui.said.value = INTRO
         self.ui.guess_box.layout.display = 'none'
         self.ui.pause.disabled = self.ui.back.disabled = True
+        self.ui.position.value = position_html(None, *position(), alphabeta=alphabeta)
 
     def _connect(self):
         ui = self.ui
@@ -94,7 +55,8 @@ class StepPanel:
             button.on_click(lambda _button, value=value: self.guess(value))
         for control in (ui.kind, ui.order, ui.live_depth):
             control.observe(lambda _change: self._settings_changed(), 'value')
-        ui.predict.observe(lambda _change: self.worker.submit(self._render), 'value')
+        for control in (ui.predict, ui.ask):
+            control.observe(lambda _change: self.worker.submit(self._predict_job), 'value')
 
     # -- public actions: each queues a job ------------------------------------------------------------------
     def step(self):
@@ -135,6 +97,8 @@ class StepPanel:
         """The position shown may have changed (called from a job): start again if it did, and prepare."""
         if self.key is not None and self.key[:2] != tuple(self.position()):
             self._restart_job()
+        elif self.key is None:
+            self.ui.position.value = position_html(None, *self.position(), alphabeta=self.ui.kind.value == 'alphabeta')
         if self.warmed != tuple(self.position()) and self.ui.box.layout.display != 'none':
             self.worker.submit(self._warm_job, background=True)
 
@@ -167,6 +131,7 @@ class StepPanel:
         search = self._search(alphabeta, ui.order.value)
         self.key, self.generator = key, search.steps(state, player, ui.live_depth.value)
         self.steps, self.index, self.answered = [], 0, {}
+        self.revealed = None
         self.outline = Outline(player, alphabeta)
 
     def _search(self, alphabeta, order):
@@ -186,9 +151,11 @@ class StepPanel:
         return self.steps[self.index]
 
     def _asking(self):
-        """The Step whose value the viewer is to predict now, or None."""
-        step = self._peek() if self.ui.predict.value and self.outline is not None else None
-        return step if step is not None and step.kind in PREDICTED and self.index not in self.answered else None
+        """The Question the viewer is to answer before the next step (questions.py), or None."""
+        if self.revealed == self.index or not self.ui.predict.value or self.outline is None or \
+                self.index in self.answered:
+            return None         # after a reveal, the next question comes with the next Step
+        return question(self.ui.ask.value, self._peek(), self.outline)
 
     def _forward(self, ask=True):
         """Apply the next Step: it, or 'ask' when a prediction comes first, or None after the last step."""
@@ -202,37 +169,37 @@ class StepPanel:
 
     def _step_job(self):
         self._ensure()
-        self.reply = ''
+        self.reply, self.revealed = '', None
         self._forward()   # before a prediction: nothing moves, the question stays
-        self._render()
+        self._render(follow=True)
 
     def _back_job(self):
         self._ensure()
         if self.index > 0:
             self.index -= 1
             self.outline = replay(self.steps[:self.index], self.key[1], self.key[2] == 'alphabeta')
-        self.reply = ''
-        self._render()
+        self.reply, self.revealed = '', None
+        self._render(follow=True)
 
     def _play_job(self, stops):
         self._ensure()
-        self.playing, self.reply = True, ''
+        self.playing, self.reply, self.revealed = True, '', None
         self._render()
         try:
             while self.worker.stops == stops:
                 started = time.monotonic()
                 step = self._forward()
-                self._render()
+                self._render(follow=True)
                 if step is None or step == 'ask' or step.kind in ('done', 'error'):
                     break
                 self.worker.pause(max(0.05, self.pace() - (time.monotonic() - started)), stops)
         finally:
             self.playing = False
-            self._render()
+            self._render(follow=True)
 
     def _end_job(self, stops):
         self._ensure()
-        self.reply, shown = '', time.monotonic()
+        self.reply, self.revealed, shown = '', None, time.monotonic()
         while self.worker.stops == stops:
             step = self._forward(ask=False)
             if step is None or step.kind in ('done', 'error'):
@@ -240,24 +207,28 @@ class StepPanel:
             if time.monotonic() - shown > 0.5:
                 self._render()
                 shown = time.monotonic()
-        self._render()
+        self._render(follow=True)
 
     def _restart_job(self):
         self.key = None
         self._ensure()
         self.reply = ''
-        self._render()
+        self._render(follow=True)
 
     def _guess_job(self, value):
-        step = self._asking()
-        if step is None:
+        asked = self._asking()
+        if asked is None or value not in [each for _, each in asked.options]:
             return
         self.answered[self.index] = value
         self.asked += 1
-        self.right += value == step.value
-        verdict = 'right' if value == step.value else f'it is {format_value(step.value)}'
-        self.reply = f'You said {format_value(value)}: {verdict}.'
+        self.right += value == asked.value
+        self.reply = asked.reveal(value)
         self._forward(ask=False)
+        self.revealed = self.index     # the reveal is a step of its own
+        self._render(follow=True)
+
+    def _predict_job(self):
+        self._ensure()     # the tree hides what is to be predicted from now on
         self._render()
 
     def _settings_changed(self):
@@ -269,29 +240,53 @@ class StepPanel:
     def _show_settings(self):
         self.ui.order.layout.display = None if self.ui.kind.value == 'alphabeta' else 'none'
 
-    def _render(self):
-        """Write the outline, the line of text, the counts and the buttons' states for the step reached."""
+    def _render(self, follow=False):
+        """Write the board, the outline, the line of text, the counts and the buttons' states for the step reached;
+        ``follow``: the browser then scrolls them into view."""
         ui, outline = self.ui, self.outline
         if outline is None:
             return
         asking = self._asking()
         last = outline.last
-        ui.outline.value = outline.html(asking.path if asking is not None else None)
-        said = last.text if last is not None else INTRO
-        if asking is not None:
-            said = (f'Predict: what value backs up {where(asking.path)}, where {asking.player} is to move? '
-                    f'Press −1, 0 or +1.')
-        ui.said.value = html.escape(' '.join(filter(None, [self.reply, said])), quote=False)
+        alphabeta = self.key[2] == 'alphabeta'
+        ui.position.value = position_html(last, *self.key[:2], asking=asking, alphabeta=alphabeta)
+        ui.outline.value = outline.html(asking.path if asking is not None and asking.kind == 'value' else None)
+        said = asking.text if asking is not None else last.text if last is not None else INTRO
+        reveal = f'<div class="nac-step-reveal">{html.escape(self.reply, quote=False)}</div>' if self.reply else ''
+        ui.said.value = reveal + html.escape(said, quote=False)
         ui.counts.value = self._counts_html(last)
         ui.guess_box.layout.display = None if ui.predict.value else 'none'
         for button in ui.guesses.values():
-            button.disabled = asking is None
+            button.disabled = asking is None or asking.kind != 'value'
+            button.layout.display = None if ui.ask.value == 'value' else 'none'
+        self._show_choices(asking)
         ui.tally.value = f'{self.right} of {self.asked} predicted right' if self.asked else ''
         finished = last is not None and last.kind in ('done', 'error')
         ui.step.disabled = ui.end.disabled = finished or self.playing
         ui.play.disabled = finished or self.playing
         ui.back.disabled = self.index == 0 or self.playing
         ui.pause.disabled = not self.playing
+        if self.on_change is not None:
+            stepping = not finished and (self.index > 0 or ui.predict.value)
+            current = asking.path if asking is not None else outline.current
+            self.on_change((*self.key[:2], outline, current, asking.path if asking is not None else None)
+                           if stepping else None)
+        if follow:
+            ui.follower.follow()
+
+    def _show_choices(self, asking):
+        """The answer buttons of a question about a move or a cut (made again only for a new question)."""
+        key = None if asking is None or asking.kind == 'value' else (asking.kind, tuple(asking.options))
+        if key == self.choice_key:
+            return
+        self.choice_key, buttons = key, []
+        for label, value in (asking.options if key else []):
+            button = make_button(label, 'nac-choice', f'predict {label}')
+            button.on_click(lambda _button, value=value: self.guess(value))
+            buttons.append(button)
+        for old in self.ui.choices.children:
+            old.close()
+        self.ui.choices.children = buttons
 
     def _counts_html(self, last):
         """Positions visited so far (and subtrees pruned); at the end, what pruning saved in each move order."""

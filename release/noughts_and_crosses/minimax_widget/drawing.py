@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .calls import format_bound, format_value
 from .model import VALUE_WORDS, other
+from .stepview import stepping_info
 
 FONT_FAMILY = "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif"
 TINTS = {1: '#d6e4fb', 0: '#ebebeb', -1: '#fbdccc', None: '#ffffff'}
@@ -88,6 +89,8 @@ def on_principal_variation(node, tree):
 
 def node_info(node, tree):
     """What hovering a board says: who moved, score's value and best move, and what a click does."""
+    if getattr(tree, 'stepping', False):
+        return stepping_info(node, tree)
     parts = []
     if node.path:
         mover = other(node.player)
@@ -146,6 +149,8 @@ def _texts(node, with_window):
 def _move_text(node):
     if not node.path:
         return 'game over' if node.end is not None else f'{node.player} to move'
+    if getattr(node, 'move_only', False):
+        return f'{node.move[0]},{node.move[1]}'
     return f'{other(node.player)} {node.move[0]},{node.move[1]}'
 
 
@@ -202,7 +207,7 @@ def layout(tree, width, focus=(), font=16, max_board=None):
 
 def _add_labels(item, row, with_window, expandable):
     node, font, line = item.node, row.font, row.line
-    colour = TEXT_COLOURS.get(None if node.error else node.value, '#c00000')
+    colour = '#c00000' if node.error else '#6b6b6b' if node.value is None else TEXT_COLOURS.get(node.value, '#c00000')
     item.labels.append(Label(_move_text(node), item.x, item.top + 0.98 * font, font, '#333333', kind='move'))
     below = item.y + item.size + 6
     value = Label(_value_text(node, expandable), item.x, below + 0.98 * font, font, colour, bold=True, kind='value')
@@ -265,6 +270,9 @@ def _edge_rank(parent, child, tree):
 def _edge_style(parent, child, tree):
     if child.pruned:
         return '#c4c4c4', 1.5, '5 4'
+    current = getattr(tree, 'current', None)
+    if current is not None and tuple(current[:len(child.path)]) == child.path:
+        return '#111111', 4, None     # the path to the current step
     if on_principal_variation(child, tree):
         return PV_COLOUR, 4.5, None
     if child.move == parent.best:
@@ -283,15 +291,19 @@ def _board(item, tree):
     node, size = item.node, item.size
     x0, y0, cell = item.x - size / 2, item.y, size / 3
     value = None if node.error else node.value
+    role = ' nac-current' if getattr(tree, 'current', None) == node.path else ''
+    role += ' nac-asking' if getattr(tree, 'asking', None) == node.path else ''
     if node.error:
         frame, stroke = '#d00000', 3
+    elif role:
+        frame, stroke = ('#8a5a00', 5) if 'asking' in role else ('#111111', 5)
     elif node.path and on_principal_variation(node, tree):
         frame, stroke = PV_COLOUR, 4
     elif node.end is not None:
         frame, stroke = '#333333', 2.5
     else:
         frame, stroke = '#666666', 1.2
-    kind = 'nac-node nac-pruned' if node.pruned else 'nac-node'
+    kind = ('nac-node nac-pruned' if node.pruned else 'nac-node') + role
     attributes = f'class="{kind}" data-info="{html.escape(node_info(node, tree))}"'
     if node.path:
         attributes += f' data-path="{path_text(node.path)}"'

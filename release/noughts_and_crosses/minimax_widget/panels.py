@@ -8,6 +8,9 @@ from .drawing import TEXT_COLOURS, TINTS
 from .model import VALUE_WORDS
 from .view import TreeView
 
+# Prepared starting positions for a lecture: mid-game, 3-5 empty squares (row by row, ' ' empty).
+POSITIONS = (('A: x to move, 5 empty', 'xo  x o  '), ('B: o to move, 4 empty', 'xx o o  x'),
+             ('C: x to move, 3 empty', 'xoxoo x  '))
 MEMO_TOOLTIP = ('Remember every answer of your functions by their arguments, e.g. score by (state, player), recursive '
                 'calls included. Untick to call your functions afresh every time and feel how slow plain minimax is.')
 
@@ -69,6 +72,10 @@ class Panels:
                                           tooltips=['you play x, who moves first', 'you play o: the AI opens as x'],
                                           style={'button_width': 'auto'}, layout=widgets.Layout(width='auto'))
         self.side.add_class('nac-side')
+        self.start = widgets.Dropdown(options=[('start from…', ''), ('the empty board', ' ' * 9), *POSITIONS],
+                                      value='', description='position', tooltip='a prepared position to search',
+                                      layout=widgets.Layout(width='auto', max_width='100%'))
+        self.start.add_class('nac-start')
         self.pace = _slider(widgets.FloatSlider, 'nac-pace', 'speed (s)', 'seconds per move of a perfect game',
                             value=pace, min=0.0, max=3.0, step=0.1, readout_format='.1f')
         self.history = _slider(widgets.IntSlider, 'nac-history', 'move', 'scrub through the game', value=0, min=0,
@@ -85,8 +92,8 @@ class Panels:
         self.legend.value = legend_html()
         toolbar = widgets.HBox([self.show_tree, self.memo, self.lecture])
         toolbar.add_class('nac-toolbar')
-        play = widgets.VBox([self.status, self.note, self.error, self.board, buttons, self.side, self.pace,
-                             self.history, self.text])
+        play = widgets.VBox([self.status, self.note, self.error, self.board, buttons, self.side, self.start,
+                             self.pace, self.history, self.text])
         play.add_class('nac-play')
         self.tree_parts = widgets.VBox([self.view, self.counts, self.pv, self.legend],
                                        layout=widgets.Layout(width='100%'))

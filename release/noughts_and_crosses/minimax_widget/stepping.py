@@ -16,6 +16,7 @@ Events (``Step.kind``):
   'done'    the search is over: the value at the start and the counts.
 """
 from .calls import FunctionError, check_result, format_bound, format_value
+from .model import VALUE_WORDS
 from .tracing import ORDERS, Tracer, move_between
 
 PREDICTED = ('backup', 'deep')          # the steps whose value predict-then-reveal hides
@@ -35,9 +36,10 @@ class Step:
     """One event of the search at the position reached by ``path`` (``player`` to move there, board ``state``).
     ``visited`` and ``pruned`` are the running totals after it. A step where a value backs up ('leaf', 'deep',
     'backup') carries ``value``, the child ``seen`` values, and the parent's ``best`` so far and ``window`` after it;
-    an 'enter' step the position's own ``window`` and ``options``; a 'cutoff' the ``pruned_moves``."""
+    an 'enter' step the position's own ``window`` and ``options``; a 'cutoff' the ``pruned_moves``. ``searched_with``
+    is the window the position at ``path`` was called with (alpha-beta); ``reason`` why its value is what it is."""
     __slots__ = ('kind', 'path', 'player', 'state', 'value', 'move', 'window', 'options', 'seen', 'best',
-                 'pruned_moves', 'below', 'text', 'error', 'visited', 'pruned')
+                 'pruned_moves', 'below', 'text', 'error', 'visited', 'pruned', 'searched_with', 'reason')
 
     def __init__(self, kind, path, player, text, **fields):
         for name in self.__slots__:
@@ -87,7 +89,7 @@ class Search:
         pruned = f'; {self.pruned:,} subtrees pruned' if self.alphabeta else ''
         yield self._step('done', (), player, f'The search is over: the value here is {format_value(root.value)}'
                          f'{move}. {self.visited:,} positions visited{pruned}.', value=root.value,
-                         move=root.move, state=state)
+                         move=root.move, state=state, searched_with=root.window if self.alphabeta else None)
 
     def _step(self, kind, path, player, text, **fields):
         return Step(kind, path, player, text, visited=self.visited, pruned=self.pruned, **fields)
@@ -125,7 +127,8 @@ class Search:
         window = node.window if self.alphabeta else None
         listed = ', '.join(f'{row},{col}' for row, col in options)
         return self._step('enter', path, node.player, f'{node.player} to move {where(path)}{_window_words(window)}: '
-                          f'{len(options)} moves to try ({listed}).', window=window, state=node.state, options=options)
+                          f'{len(options)} moves to try ({listed}).', window=window, state=node.state, options=options,
+                          searched_with=window)
 
     def _listed(self, node):
         try:
@@ -165,24 +168,55 @@ class Search:
             why = (f'{player}\'s alphabeta stopped with {format_value(value)} (window α {format_bound(window[0])}, '
                    f'β {format_bound(window[1])})')
         text = f'Cut {where(path)}: {why}. {len(skipped)} moves pruned ({names}).'
-        return self._step('cutoff', path, player, text, window=window, pruned_moves=skipped, state=node.state)
+        return self._step('cutoff', path, player, text, window=window, pruned_moves=skipped, state=node.state,
+                          searched_with=node.window if self.alphabeta else None)
 
     def _child_step(self, child, kind, path, parent, best, window):
-        """The step where a child's answer reaches its parent (whose mover is ``parent``)."""
+        """The step where a child's answer reaches its parent (whose side to move is ``parent``)."""
         mover, value = child.player, format_value(child.value)
         values = [each.value for each in child.children if each.done] if kind == 'backup' else []
         if kind == 'leaf':
-            what = f'{parent} plays {_move(path[-1])}: score_end says {value}'
+            what = f'{where(path)[0].upper()}{where(path)[1:]}: the game is over, score_end says {value}'
         elif kind == 'deep':
-            what = f'{parent} plays {_move(path[-1])}: searched below in one step ({child.calls:,} positions): {value}'
+            what = f'{mover} to move {where(path)}: searched below in one step ({child.calls:,} positions): {value}'
         else:
-            what = f'{mover}\'s turn {where(path)}: {_chose(mover, child.value, values, child.listed is not None)}'
+            what = f'{mover} to move {where(path)}: {_chose(mover, child.value, values, child.listed is not None)}'
         text = f'{what}, so {value} backs up; {parent}\'s best so far: {format_value(best)}'
         if self.alphabeta and window is not None:
             text += f' (α {format_bound(window[0])}, β {format_bound(window[1])})'
         return self._step(kind, path, mover, text + '.', value=child.value, move=child.move, seen=values,
                           best=best, below=child.calls if kind == 'deep' else 0,
-                          window=window if self.alphabeta else None, state=child.state)
+                          window=window if self.alphabeta else None, state=child.state,
+                          searched_with=child.window if self.alphabeta else None,
+                          reason=self._reason(child, kind, values))
+
+    def _reason(self, child, kind, values):
+        """Why the value is what it is, in a few words: '+1: x wins at once with 2,0'."""
+        value, mover, move = format_value(child.value), child.player, child.move
+        if kind == 'leaf':
+            return f'{value}: the game is over here ({VALUE_WORDS.get(child.value, value)})'
+        end = self._ends(child)
+        if end is not None:
+            if end == (1 if mover == 'x' else -1):
+                return f'{value}: {mover} wins at once with {_move(move)}'
+            return f'{value}: {mover} plays {_move(move)} and the game ends ({VALUE_WORDS.get(end, end)})'
+        with_move = f', playing {_move(move)}' if move else ''
+        if kind == 'deep':
+            return f'{value}: the search below ({child.calls:,} positions) finds {value} for {mover}{with_move}'
+        if child.listed is not None and child.searched < len(child.listed):
+            bound = 'at least' if mover == 'x' else 'at most'
+            return f'{value}: {mover} stopped early (a cut): {bound} {value}, enough to decide above'
+        return f'{value}: {mover} to move takes {_chose(mover, child.value, values)}{with_move}'
+
+    def _ends(self, child):
+        """score_end of the board after the child's chosen move, or None (also when that cannot be asked)."""
+        if not child.move:
+            return None
+        try:
+            board = self.call('play', child.state, child.move[0], child.move[1], child.player)
+            return self.call('score_end', board)
+        except FunctionError:
+            return None
 
 
 class _Failed(Exception):

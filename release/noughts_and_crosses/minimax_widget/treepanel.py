@@ -6,6 +6,9 @@ from .calls import Cancelled, FunctionError
 from .drawing import draw_tree, parse_path
 from .model import PositionGraph, build_tree
 from .panels import counts_html, pv_html, root_summary
+from .stepview import stepping_tree
+
+STEPPING_HINT = 'Stepping through the search: values and windows appear as the steps back them up.'
 
 DEFAULT_WIDTH = 760
 
@@ -19,6 +22,7 @@ class TreePanel:
         self.graph = PositionGraph()
         self.tree = self.drawing = None
         self.focus = ((), ())    # (root state, path of moves) the lecturer expanded
+        self.stepping = None     # (root state, player, Outline, current path, asking path) while stepping
         self._drawing_lock = threading.RLock()
         ui.view.observe(lambda _change: self.redraw(), 'width')
         ui.view.on_action(self._on_action)
@@ -35,8 +39,6 @@ class TreePanel:
             self.focus = (state, ())
         self.tree = tree
         self.redraw()
-        self.ui.view.hint = root_summary(tree)
-        self.ui.pv.value = pv_html(tree)
         self.ui.counts.value = counts_html(tree, self.call.memoize)
         if tree.errors:
             self.show_error(tree.errors[0])
@@ -56,6 +58,19 @@ class TreePanel:
         if tree is self.tree:
             self.ui.counts.value = counts_html(tree, self.call.memoize)
 
+    def follow_steps(self, stepping):
+        """The step panel moved on: draw the tree as the steps have shown it (None: the whole tree again)."""
+        self.stepping = stepping
+        self.redraw()
+
+    def _shown(self, tree):
+        """The Tree to draw: while stepping through a search of this position, only what the steps have shown."""
+        stepping = self.stepping
+        if stepping is None or (tree.root.state, tree.root.player) != stepping[:2]:
+            return tree, None
+        outline, current, asking = stepping[2:]
+        return stepping_tree(tree, outline, current, asking), current
+
     def redraw(self):
         """Draw the last tree again for the view's width, font and focus: no function is called. One drawing at a
         time (the background job that built a tree and the browser's new width both redraw), each reading the
@@ -64,10 +79,15 @@ class TreePanel:
             tree = self.tree
             if tree is None:
                 return
+            shown, current = self._shown(tree)
             focus = self.focus[1] if self.focus[0] == tree.root.state else ()
             font = 20 if self.ui.lecture.value else 16
-            self.drawing = draw_tree(tree, self.ui.view.width or DEFAULT_WIDTH, focus, font)
+            self.drawing = draw_tree(shown, self.ui.view.width or DEFAULT_WIDTH, focus if current is None else
+                                     current, font)
             self.ui.view.svg = self.drawing.svg
+            self.ui.view.hint = root_summary(tree) if current is None else STEPPING_HINT
+            self.ui.pv.value = pv_html(tree) if current is None else \
+                '<b>Best play from here</b>: shown when the search is over.'
 
     def _on_action(self, action, text):
         tree = self.tree

@@ -1,0 +1,81 @@
+"""What predict-then-reveal asks before a step: the value that backs up, the move the side to move chooses, or
+(alpha-beta) whether the moves left are cut. Read off the Steps and the Outline: the answer is what the notebook's
+search did next. Pure Python."""
+from .calls import format_bound, format_value
+
+ASK = (('values', 'value'), ('moves chosen', 'move'), ('cuts (α-β)', 'cut'))
+VALUED = ('backup', 'deep')      # the steps whose value can be asked
+
+
+def where(path):
+    return 'after ' + ' then '.join(f'{row},{col}' for row, col in path) if path else 'at the start'
+
+
+class Question:
+    """A question about the board at ``path`` (``player`` to move, ``state``): its ``text``, ``options`` [(label,
+    value)], the right ``value``, the ``reason`` shown with the reveal, and ``words`` for the board drawn."""
+    __slots__ = ('kind', 'path', 'player', 'state', 'searched_with', 'text', 'options', 'value', 'reason', 'words')
+
+    def __init__(self, kind, at, text, options, value, reason, words):
+        self.kind, self.text, self.options, self.value, self.reason, self.words = \
+            kind, text, options, value, reason, words
+        self.path, self.player, self.state, self.searched_with = at.path, at.player, at.state, at.searched_with
+
+    def label(self, value):
+        return next((label for label, each in self.options if each == value), str(value))
+
+    def reveal(self, said):
+        """The reveal of an answer ``said``: right or not, and why."""
+        if self.kind == 'value':
+            return (f'You said {self.label(said)}: right. {self.reason}.' if said == self.value else
+                    f'You said {self.label(said)}, but it is {self.reason}.')
+        verdict = 'right' if said == self.value else f'no: {self.label(self.value)}'
+        return f'You said {self.label(said)}: {verdict}. {self.reason}.'
+
+
+def question(kind, step, outline):
+    """The question of ``kind`` ('value', 'move', 'cut') to ask before ``step`` is applied to ``outline``, or None."""
+    if step is None:
+        return None
+    if kind == 'value' and step.kind in VALUED:
+        return Question('value', step, f'Predict: the board drawn ({where(step.path)}), {step.player} to move: what '
+                        f'value backs up from it? Press −1, 0 or +1.', [(format_value(v), v) for v in (-1, 0, 1)],
+                        step.value, step.reason, 'value = ?')
+    if kind == 'move' and step.kind == 'backup' and step.move is not None:
+        line = outline.lines.get(step.path)
+        moves = [child.path[-1] for child in line.children if child.status == 'done'] if line else []
+        if tuple(step.move) in moves and len(moves) > 1:
+            return Question('move', step, f'Predict: the board drawn ({where(step.path)}), {step.player} to move: '
+                            f'which move does {step.player} choose?', [(f'{r},{c}', (r, c)) for r, c in moves],
+                            tuple(step.move), step.reason, 'move = ?')
+    if kind == 'cut' and outline.alphabeta:
+        return _cut_question(step, outline)
+    return None
+
+
+def _cut_question(step, outline):
+    """After a value backs up: are the moves not yet searched where it backed up to cut now?"""
+    last = outline.last
+    if last is None or last.kind not in ('leaf', 'deep', 'backup') or not last.path:
+        return None
+    parent = outline.lines.get(last.path[:-1])
+    waiting = [child for child in parent.children if child.status == 'waiting'] if parent else []
+    if not waiting or parent.window is None or last.searched_with is None:
+        return None
+    cut = step.kind == 'cutoff' and step.path == parent.path
+    alpha, beta = (format_bound(bound) for bound in parent.window)
+    reason = step.text.rstrip('.') if cut else (f'no cut: now α {alpha} < β {beta}, so {parent.player} tries its '
+                                               f'next move')
+    before = ', β '.join(format_bound(bound) for bound in last.searched_with)
+    text = (f'Predict: {where(parent.path)}, {parent.player} to move: {last.path[-1][0]},{last.path[-1][1]} (searched '
+            f'with α {before}) backed up {format_value(last.value)}, so the best so far is '
+            f'{format_value(parent.best)}. Are the {len(waiting)} moves not yet searched cut now?')
+    return Question('cut', _At(parent), text, [('cut', 'cut'), ('not cut', 'no cut')],
+                    'cut' if cut else 'no cut', reason, 'cut?')
+
+
+class _At:
+    """Where a cut question is asked: the line the last value backed up to."""
+
+    def __init__(self, line):
+        self.path, self.player, self.state, self.searched_with = line.path, line.player, line.state, None
