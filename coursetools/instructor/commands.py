@@ -90,13 +90,14 @@ def stop_on_ctrl_c_and_kill():
     def interrupted(signum, frame):
         logging.disable(logging.CRITICAL)
         raise KeyboardInterrupt
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
         signal.signal(signum, interrupted)
     dropped = sys.unraisablehook
 
     def raise_again(unraisable):
-        if issubclass(unraisable.exc_type, KeyboardInterrupt):      # raised from another thread: after the drop
-            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):      # raised again 10 ms later, by SIGALRM
+            signal.setitimer(signal.ITIMER_REAL, 0.01)      # (a timer thread's kill could land before its start()
+            # returned, inside this hook, and be dropped with it; a second drop re-arms the alarm)
         else:
             dropped(unraisable)
     sys.unraisablehook = raise_again
