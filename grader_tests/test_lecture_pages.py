@@ -99,11 +99,25 @@ def present(tmp_path_factory):
         yield url, folder, process
 
 
+OPENED = []                              # the contexts a test opened: closed after it, passed or failed
+
+
+@pytest.fixture(autouse=True)
+def close_pages():
+    yield
+    while OPENED:
+        try:
+            OPENED.pop().close()
+        except Exception:
+            pass                            # closed by the test already
+
+
 def open_present(browser, url, network='offline', width=1280, height=720):
     """A new context's page on ``url``: (page, seconds until the Step button shows, off-machine requests).
     network: 'offline' aborts every request to another machine at once, 'silent' never answers them, 'online'
     leaves them to this machine's network."""
     context = browser.new_context(viewport={'width': width, 'height': height})
+    OPENED.append(context)
     asked = []
     context.on('request', lambda request: off_machine(request.url) and asked.append(request.url))
     if network == 'offline':
@@ -229,6 +243,8 @@ def test_keys_work_after_every_checkbox_and_slider_and_labels_are_big(browser, p
         assert changed_by(page, 'ArrowRight'), f'→ ignored with the focus on slider {index}'
     assert moved >= 1
     page.locator('.nac-step-panel .nac-step-restart').first.click()          # the focus on a button
+    page.wait_for_function("() => /^Press Step/.test(document.querySelector('.nac-step-text').textContent.trim())",
+                           timeout=15_000)
     assert changed_by(page, 'ArrowRight'), '→ ignored with the focus on a button'
 
     sizes = {}
