@@ -73,15 +73,20 @@ demo-class: venv
 demo-class-remove: venv
 	$(BIN)/python -m coursetools.instructor.democlass --remove
 
-## make demo: open the workbook with its widget in JupyterLab, for a live class.
+## make demo [ASSIGNMENT=alpha_beta]: open the instructor's workbook with its widget in JupyterLab, for a live class.
+## DEMO_ARGS='--no-browser --ServerApp.port=8890' passes options on to JupyterLab.
+DEMO_FOLDER = $(CURDIR)/source/$(or $(ASSIGNMENT),noughts_and_crosses)
 demo: venv
 	$(BIN)/python -c 'from coursetools.grading.course import Course; Course.at().copy_widget_beside_notebooks()'
-	$(BIN)/python -m jupyter lab --ServerApp.root_dir=source/noughts_and_crosses noughts_and_crosses.ipynb
+	$(BIN)/python -m jupyter lab --ServerApp.root_dir="$(DEMO_FOLDER)" "$(DEMO_FOLDER)/$(notdir $(DEMO_FOLDER)).ipynb" $(DEMO_ARGS)
 
-## make present [ASSIGNMENT=alpha_beta] [PORT=8866]: the widget alone on a page for a projector (Voilà), in lecture
-## mode with keys: → Step, ← Back, space Play/Pause, e Run to end, n New game. PRESENT_ARGS=--no-browser to only serve it.
+## make present [ASSIGNMENT=alpha_beta] [NOTEBOOK=path] [PORT=8866]: the widget alone on a page for a projector
+## (Voilà), in lecture mode with keys: → Step, ← Back, space Play/Pause, e Run to end, n New game. NOTEBOOK=path
+## shows that notebook's functions (a student's, say: its code runs with your rights, not in the sandbox) instead of
+## the instructor's. Offline it needs nothing from the internet; a closed or reloaded page's kernel is shut down.
+## PRESENT_ARGS=--no-browser to only serve it.
 present: venv
-	$(BIN)/python -m coursetools.instructor.present $(or $(ASSIGNMENT),noughts_and_crosses) --port $(or $(PORT),8866) $(PRESENT_ARGS)
+	$(BIN)/python -m coursetools.instructor.present $(or $(ASSIGNMENT),noughts_and_crosses) $(if $(NOTEBOOK),--notebook "$(NOTEBOOK)") --port $(or $(PORT),8866) $(PRESENT_ARGS)
 
 ## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading, regrading,
 ## kernels against the last revision with a fork server).
