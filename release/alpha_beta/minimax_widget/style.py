@@ -2,8 +2,9 @@
 ipywidgets 8 renders both the old (widget-*) and some new (jupyter-widget-*) class names; both are matched."""
 
 CSS = """
-.nac-widget { --nac-text: 16px; font-size: var(--nac-text); }
-.nac-widget.nac-lecture { --nac-text: 20px; }
+/* control labels: 16 px at 1280 px wide, in proportion on wider screens (1.25vw) */
+.nac-widget { --nac-text: 16px; --nac-control-text: clamp(16px, 1.25vw, 32px); font-size: var(--nac-text); }
+.nac-widget.nac-lecture { --nac-text: 20px; --nac-control-text: clamp(18px, 1.4vw, 36px); }
 .nac-widget .widget-box, .nac-widget .jupyter-widget-box { overflow: visible; }
 .nac-widget .nac-main { flex-flow: row wrap; align-items: flex-start; gap: 8px 24px; }
 .nac-widget .nac-play { flex: 0 1 300px; min-width: 0; max-width: 100%; }
@@ -17,11 +18,15 @@ CSS = """
 .nac-widget .widget-html > .widget-html-content, .nac-widget .jupyter-widget-html > .jupyter-widget-html-content {
   white-space: normal; line-height: 1.35; font-size: var(--nac-text); }
 .nac-widget .widget-checkbox, .nac-widget .jupyter-widget-checkbox { width: auto; max-width: 100%; margin-right: 12px; }
-.nac-widget .widget-checkbox label, .nac-widget .widget-label, .nac-widget .widget-readout { font-size: 15px; }
-.nac-widget .widget-hslider, .nac-widget .jupyter-widget-hslider { width: 100%; max-width: 300px; min-width: 0; }
+.nac-widget .widget-checkbox label, .nac-widget .widget-label, .nac-widget .widget-readout {
+  font-size: var(--nac-control-text); }
+.nac-widget .widget-hslider, .nac-widget .jupyter-widget-hslider, .nac-widget .widget-checkbox {
+  height: auto; min-height: 28px; line-height: 1.4; }
+.nac-widget .widget-hslider, .nac-widget .jupyter-widget-hslider { width: 100%; max-width: 20em; min-width: 0;
+  font-size: var(--nac-control-text); }
 .nac-widget .widget-hslider > .widget-label, .nac-widget .jupyter-widget-hslider > .jupyter-widget-label {
-  width: 80px; }
-.nac-widget .widget-hslider > .widget-readout { min-width: 36px; }
+  width: auto; min-width: 5em; line-height: 1.4; }
+.nac-widget .widget-hslider > .widget-readout { min-width: 2.4em; height: auto; line-height: 1.4; }
 .nac-widget .nac-board { margin: 4px 0 8px 0; padding: 1px; }
 .nac-widget .nac-cell { width: 100%; height: 100%; margin: 0; padding: 0; font-size: 36px; font-weight: bold;
   line-height: 1; border: 1px solid #9a9a9a; }
@@ -61,7 +66,6 @@ CSS = """
 .nac-widget.nac-lecture .nac-buttons .widget-button, .nac-widget.nac-lecture .nac-buttons .jupyter-button,
 .nac-widget.nac-lecture .widget-toggle-button, .nac-widget.nac-lecture .widget-toggle-buttons .jupyter-button {
   font-size: 18px; height: 40px; line-height: 40px; padding: 0 12px; }
-.nac-widget.nac-lecture .widget-checkbox label { font-size: 18px; }
 .nac-widget .nac-swatch { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em;
   border: 1px solid #777; margin: 0 0.25em 0 0.6em; }
 """
