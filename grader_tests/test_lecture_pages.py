@@ -177,6 +177,8 @@ def drag(page, slider):
     """Move ``slider``'s handle with the mouse (right, or left if it is at its end): the value it shows then."""
     before = readout(slider)
     for dx in (60, -60):
+        slider.scroll_into_view_if_needed()         # the step panel scrolls the page after each step: let it settle
+        page.wait_for_timeout(800)
         box = slider.locator('.noUi-handle').first.bounding_box()
         x, y = box['x'] + box['width'] / 2, box['y'] + box['height'] / 2
         page.mouse.move(x, y)
