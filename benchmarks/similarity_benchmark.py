@@ -13,31 +13,18 @@ copydetect, paid once per process and already paid inside `make grade`, are made
 import argparse
 import itertools
 import pathlib
-import shutil
 import sys
 import tempfile
 import time
 
-import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'grader_tests'))
-from coursetools.instructor import democlass, similarity  # noqa: E402
-from similarity_class import make_class  # noqa: E402  (grader_tests/similarity_class.py)
+from coursetools.instructor import similarity  # noqa: E402
+from similarity_class import make_class, small_class  # noqa: E402  (grader_tests/similarity_class.py)
 
 A = 'noughts_and_crosses'
-
-
-def write_course(folder, answers):
-    """release/ and submitted/ of a course: each student's notebook is the release with their answers."""
-    shutil.copytree(ROOT / 'release' / A, folder / 'release' / A, ignore=shutil.ignore_patterns('minimax_widget'))
-    release = nbformat.read(folder / 'release' / A / f'{A}.ipynb', as_version=4)
-    for student, sources in answers.items():
-        target = folder / 'submitted' / student / A
-        target.mkdir(parents=True)
-        nbformat.write(democlass.fill(release, '', sources), target / f'{A}.ipynb')
-    return folder
 
 
 def copied_pairs(made):
@@ -49,7 +36,7 @@ def measure(seed, size, minimum):
     similarity.fingerprint('')
     made = make_class(seed, size)
     with tempfile.TemporaryDirectory() as folder:
-        course = write_course(pathlib.Path(folder), made.answers)
+        course = small_class(pathlib.Path(folder), made.answers, A)
         started = time.perf_counter()
         similarity.write_similarity(course, A, minimum)
         seconds = time.perf_counter() - started

@@ -8,6 +8,7 @@ layout; and a group who hand in byte-identical copies of the usual answers. docs
 
     make_class(seed) -> Class(answers={student: {grade_id: source}}, groups=[set of students who copied])
 """
+import pathlib
 import random
 import re
 from dataclasses import dataclass, field
@@ -366,3 +367,19 @@ def make_class(seed=1, size=60, copier_pairs=6, identical=6, with_mistakes=16):
             made.groups.append({student, copier})
     return made
 
+
+def small_class(folder, answers, assignment='noughts_and_crosses'):
+    """A course folder with only release/ and submitted/: each student's notebook is the release with `answers`
+    ({student: {grade_id: source}}) in its solution cells."""
+    import shutil
+    import nbformat
+    from coursetools.instructor import democlass
+    root = pathlib.Path(__file__).resolve().parent.parent
+    shutil.copytree(root / 'release' / assignment, folder / 'release' / assignment,
+                    ignore=shutil.ignore_patterns('minimax_widget'))
+    release = nbformat.read(folder / 'release' / assignment / f'{assignment}.ipynb', as_version=4)
+    for student, sources in answers.items():
+        target = folder / 'submitted' / student / assignment
+        target.mkdir(parents=True)
+        nbformat.write(democlass.fill(release, '', sources), target / f'{assignment}.ipynb')
+    return folder

@@ -6,7 +6,6 @@ import html
 import itertools
 import random
 import re
-import shutil
 import subprocess
 import sys
 
@@ -15,7 +14,7 @@ import pytest
 from copydetect.utils import filter_code
 
 from conftest import ROOT, copy_course, run_grade
-from similarity_class import make_class, usual_choices, write
+from similarity_class import make_class, small_class, usual_choices, write
 from coursetools.instructor import democlass, similarity
 
 A = 'noughts_and_crosses'
@@ -94,18 +93,6 @@ def test_without_leaving_common_code_out_the_demo_class_looks_copied(graded_clas
         assert big(similarity.COMMON) == planted
         whole = big(1.0)
         assert len(whole) > 10 and set(planted) <= set(whole), whole
-
-
-def small_class(folder, answers):
-    """A course folder with only release/ and submitted/: each student's notebook is the release with `answers`
-    ({student: {grade_id: source}}) in its solution cells."""
-    shutil.copytree(ROOT / 'release' / A, folder / 'release' / A, ignore=shutil.ignore_patterns('minimax_widget'))
-    release = nbformat.read(folder / 'release' / A / f'{A}.ipynb', as_version=4)
-    for student, sources in answers.items():
-        target = folder / 'submitted' / student / A
-        target.mkdir(parents=True)
-        nbformat.write(democlass.fill(release, '', sources), target / f'{A}.ipynb')
-    return folder
 
 
 def test_the_release_is_boilerplate(tmp_path):
