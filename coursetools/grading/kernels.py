@@ -63,6 +63,7 @@ def kernel_command(cmd: list) -> list:
     if cmd[1:3] != ['-m', 'ipykernel_launcher']:
         return list(cmd)
     boot = ("import sys\nwhile '' in sys.path: sys.path.remove('')\n"
+            "sys.modules['debugpy'] = None\nimport ipykernel.debugger\ndel sys.modules['debugpy']\n"
             "from ipykernel import kernelapp\nkernelapp.launch_new_instance()\n")
     return [cmd[0], '-c', boot, *cmd[3:]]
 
