@@ -174,6 +174,14 @@ def test_nbgrader_execution_reaches_kernel_and_outputs_unchanged(tmp_path, monke
     assert nb.metadata.language_info.name == "python"
 
 
+@needs_sandbox
+def test_the_kernel_starts_without_the_debugger_yet_a_student_may_import_it(tmp_path):
+    nb = run(["import sys, ipykernel.debugger\nprint('debugpy' in sys.modules, ipykernel.debugger._is_debugpy_available)",
+              "import debugpy\nprint(debugpy.__name__)"], tmp_path)
+    assert text(nb.cells[0]) == "False False\n"
+    assert text(nb.cells[1]) == "debugpy\n" and not errors(nb.cells[1])
+
+
 def test_unsandboxed_opt_out_trait(tmp_path):
     nb = run(["import os\nprint(os.getuid() == %d, os.getcwd())" % os.getuid(),
               "x = 1", "os._exit(1)", "print('after', x)"], tmp_path, sandbox=False)
