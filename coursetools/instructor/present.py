@@ -35,12 +35,11 @@ GIVEN_CELLS = {'helpers', 'given', 'count-calls', 'symmetry-helpers'}   # cells 
 WIDGET_CELL = """from minimax_widget import GameTreeWidget
 
 GameTreeWidget(print_state=print_state, score_end=score_end, play=play, moves=moves, score=score,
-               alphabeta=globals().get('alphabeta'), lecture=True, keys=True, tree={tree}, live_depth=2)"""
+               alphabeta=globals().get('alphabeta'), lecture=True, keys=True, tree={tree}, live_depth=2,
+               presenter=True, title={title!r})"""
 PAGE_STYLE = """from IPython.display import HTML
 
-HTML('<style>body {{ margin: 0; }} .jp-OutputArea-output {{ padding: 12px 24px; }}'
-     '.nac-widget {{ max-width: 1880px; }}</style>'
-     '<div style="font-size:22px;font-weight:bold;margin:8px 24px 0">{title}</div>')"""
+HTML('<style>body {{ margin: 0; overflow: hidden; }}</style>')"""   # the widget fills the window (presenter.py)
 TEMPLATES = Path(__file__).resolve().parent / 'present_page'    # on JUPYTER_PATH: voila/templates/nac-present/
 TEMPLATE = 'nac-present'
 CULL_IDLE, CULL_INTERVAL = 60, 15     # seconds: a kernel with no page, idle this long, goes at the next check
@@ -88,21 +87,21 @@ def build(course, assignment, tree=False, notebook=None):
         if not source.is_file():
             raise SystemExit(f'make present: no workbook {source}; assignments: {", ".join(course.assignments())}')
         folder = course.root / '.present' / assignment
-        title = assignment.replace('_', ' ').capitalize() + ': the search, step by step'
+        title = assignment.replace('_', ' ').capitalize()
     else:
         source = Path(notebook).resolve()
         if not source.is_file():
             raise SystemExit(f'make present: no notebook {notebook}')
         folder = course.root / '.present' / f'notebook-{hashlib.sha1(str(source).encode()).hexdigest()[:10]}'
-        title = f'{source.name}: the search, step by step'    # the file's name only: no student's folder shown
+        title = source.name    # the file's name only: no student's folder shown
     folder.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(folder / 'minimax_widget', ignore_errors=True)
     shutil.copytree(Path(coursetools.__file__).parent / 'widget', folder / 'minimax_widget',
                     ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
     page = nbformat.v4.new_notebook()
     page.cells = [nbformat.v4.new_code_cell('%%capture\n' + '\n\n'.join(definitions(source, notebook is not None))),
-                  nbformat.v4.new_code_cell(PAGE_STYLE.format(title=title.replace("'", '’'))),
-                  nbformat.v4.new_code_cell(WIDGET_CELL.format(tree=tree))]
+                  nbformat.v4.new_code_cell(PAGE_STYLE.format()),
+                  nbformat.v4.new_code_cell(WIDGET_CELL.format(tree=tree, title=title))]
     page.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}
     path = folder / 'present.ipynb'
     nbformat.write(page, path)
