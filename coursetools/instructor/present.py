@@ -15,7 +15,7 @@ The page requests nothing from another machine (the template nac-present drops V
 the kernel of a page that was closed or reloaded is shut down: by Voilà's own request as the page unloads, and
 otherwise by culling (a kernel with no page connected and idle for CULL_IDLE seconds).
 
-    python -m coursetools.instructor.present [ASSIGNMENT] [--notebook PATH] [--port 8866] [--no-browser] [--tree]
+    python -m coursetools.instructor.present [ASSIGNMENT] [--notebook PATH] [--port 8866] [--no-browser] [--no-tree]
                                              [--cull-idle SECONDS]
 """
 import argparse
@@ -79,7 +79,7 @@ def definitions(source, own_cells=False):
     return cells
 
 
-def build(course, assignment, tree=False, notebook=None):
+def build(course, assignment, tree=True, notebook=None):
     """Write .present/<assignment>/ (or .present/notebook-<hash>/ for ``notebook``): the page's notebook and the
     widget beside it; return the notebook's path."""
     if notebook is None:
@@ -133,7 +133,9 @@ def main(argv=None):
                                            "instructor's solution; its code runs unsandboxed")
     parser.add_argument('--port', type=int, default=8866)
     parser.add_argument('--no-browser', action='store_true', help='serve the page without opening a browser')
-    parser.add_argument('--tree', action='store_true', help='draw the search tree above the step panel too')
+    parser.add_argument('--no-tree', dest='tree', action='store_false', help='the outline only, no search tree')
+    parser.add_argument('--tree', action='store_true', help=argparse.SUPPRESS)     # the default now
+    parser.set_defaults(tree=True)
     parser.add_argument('--cull-idle', type=int, default=CULL_IDLE, metavar='SECONDS',
                         help=f'shut down a kernel no page is connected to after this long idle ({CULL_IDLE})')
     args = parser.parse_args(argv)

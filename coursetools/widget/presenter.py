@@ -11,7 +11,7 @@ SETTINGS_TIP = 'the game, the prepared positions, the search and the tree (opens
 
 CSS = """
 .nac-widget.nac-presenter { --nac-text: clamp(16px, 1.45vw, 40px); --nac-control-text: clamp(16px, 1.3vw, 36px);
-  --nac-board: clamp(140px, 14vw, 340px); position: fixed; inset: 0; z-index: 50; background: #fff;
+  --nac-board: clamp(150px, 14vw, 340px); position: fixed; inset: 0; z-index: 50; background: #fff;
   padding: 6px 1.2vw 4px; box-sizing: border-box; overflow: hidden; }
 .nac-presenter .nac-present-root { position: relative; height: 100%; flex-flow: column nowrap; gap: 2px; }
 .nac-presenter .nac-present-root > * { flex: 0 0 auto; }
@@ -70,5 +70,6 @@ def arrange(widget, title=''):
     root.add_class('nac-present-root')
     root.add_class('nac-step-panel')      # follow.py finds the board, the outline and the text inside it
     widget.add_class('nac-presenter')
+    ui.presenter = True                   # the tree's labels scale with the window (treepanel.py)
     widget.settings_toggle, widget.settings_panel = toggle, settings
     return root
