@@ -202,6 +202,9 @@ def test_keys_work_after_every_checkbox_and_slider_and_labels_are_big(browser, p
     url, _folder, _process = present
     page, _seconds, _asked = open_present(browser, url)
     focused = "() => { const e = document.activeElement; return e ? e.tagName + '.' + e.className : ''; }"
+    assert page.locator('.nac-predict input').first.is_hidden(), 'a setting shows before Settings is pressed'
+    page.locator('.nac-settings-toggle').first.click()          # every setting is in the panel it opens
+    page.locator('.nac-present-settings').wait_for(state='visible', timeout=15_000)
     predict = page.locator('.nac-predict input').first
     # "predict, then reveal" ticked with the mouse: → steps until a prediction is asked, 0 answers it.
     predict.click()
@@ -249,6 +252,7 @@ def test_keys_work_after_every_checkbox_and_slider_and_labels_are_big(browser, p
                            timeout=15_000)
     assert changed_by(page, 'ArrowRight'), '→ ignored with the focus on a button'
 
+    assert boxes.count() >= 4 and moved >= 3, (boxes.count(), moved)    # the Settings panel's, all of them
     sizes = {}
     for width, height in ((1280, 720), (1920, 1080)):
         page.set_viewport_size({'width': width, 'height': height})
@@ -322,7 +326,7 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
                  'PRESENT_ARGS=--no-browser', ready_url=url):
         page, _seconds, asked = open_present(browser, url)
         assert asked == []
-        assert 'noughts_and_crosses.ipynb: the search' in page.inner_text('body')
+        assert 'noughts_and_crosses.ipynb' in page.locator('.nac-present-title').inner_text()
         assert 'lovelace' not in page.inner_text('body'), "the student's folder is shown"
         page.keyboard.press('ArrowRight')                 # the start entered: its moves listed by the student's moves
         page.wait_for_selector('.nac-step-tree .nac-step-line[data-path="0,0"]', timeout=30_000)
