@@ -295,9 +295,12 @@ BUGGY_MOVES = '''def moves(state):
 
 
 def student_notebook(path):
-    """The workbook with its solutions, a `moves` that never lists the centre, a helper of the student's own that
-    `score` uses, and a call that would stop the page if it ran."""
-    notebook = nbformat.read(ROOT / 'source' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb', as_version=4)
+    """A demo student's notebook (demo_class/noughts_and_crosses/ada.py in the release, as `make demo-class` builds
+    it), its `moves` a call of a helper of the student's own that never lists the centre, and a call that would stop
+    the page if it ran."""
+    from coursetools.instructor.democlass import fill, read_answers
+    release = nbformat.read(ROOT / 'release' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb', as_version=4)
+    notebook = fill(release, *read_answers(ROOT / 'demo_class' / 'noughts_and_crosses' / 'ada.py'))
     for cell in notebook.cells:
         if cell.metadata.get('nbgrader', {}).get('grade_id') == 'moves':
             cell.source = 'def moves(state):\n    return my_moves(state)\n'
@@ -323,7 +326,7 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
     port = free_port()
     url = f'http://127.0.0.1:{port}/'
     with running(folder, 'present', f'NOTEBOOK={notebook.relative_to(folder)}', f'PORT={port}',
-                 'PRESENT_ARGS=--no-browser', ready_url=url):
+                 'PRESENT_ARGS=--no-browser', ready_url=url) as process:
         page, _seconds, asked = open_present(browser, url)
         assert asked == []
         assert 'noughts_and_crosses.ipynb' in page.locator('.nac-present-title').inner_text()
@@ -334,7 +337,25 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
                                           'lines => lines.map(l => l.dataset.path)')
         assert '1,1' not in paths and len([p for p in paths if p.count(',') == 1]) == 8, paths
         page.screenshot(path=str(ARTIFACTS / 'present-student-notebook.png'))
+        inside = sandboxed_kernels(process)
         page.context.close()
+    assert inside, "the student's kernel does not run in the grading sandbox"
+
+
+def sandboxed_kernels(process):
+    """The kernels below ``process`` that run in a sandbox: below bwrap, in a network namespace of their own."""
+    found = []
+    for pid in kernels(process):
+        try:
+            parent = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])
+            if open(f'/proc/{pid}/cmdline', 'rb').read().startswith(b'/usr/bin/bwrap'):
+                continue
+            below_bwrap = b'bwrap' in open(f'/proc/{parent}/cmdline', 'rb').read().split(b'\0')[0]
+            if below_bwrap and os.readlink(f'/proc/{pid}/ns/net') != os.readlink('/proc/self/ns/net'):
+                found.append(pid)
+        except OSError:
+            pass
+    return found
 
 
 def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory):
