@@ -28,10 +28,10 @@ function render({ model, el }) {
     const top0 = Math.max(view.top, 0), bottom0 = Math.min(view.bottom, innerHeight);
     const room = bottom0 - top0 - 16;
     let line = panel.querySelector('.nac-step-asking') || panel.querySelector('.nac-step-current');
-    const into = (target, inside) => {   // scroll the box ``inside`` until ``target`` is in it
+    const into = (target, inside, m = 4) => {   // scroll the box ``inside`` until ``target`` is in it
       const l = target.getBoundingClientRect(), b = inside.getBoundingClientRect();
-      if (l.top < b.top) inside.scrollTop -= b.top - l.top + 4;
-      else if (l.bottom > b.bottom) inside.scrollTop += Math.min(l.bottom - b.bottom + 4, l.top - b.top - 4);
+      if (l.top < b.top + m) inside.scrollTop -= b.top - l.top + m;
+      else if (l.bottom > b.bottom - m) inside.scrollTop += Math.min(l.bottom - b.bottom + m, l.top - b.top - m);
     };
     const presenter = panel.classList.contains('nac-present-root');   // boxes sized by the layout
     if (box && !presenter) {   // the outline's box: no taller than what leaves the board and the box on screen
@@ -42,7 +42,7 @@ function render({ model, el }) {
     if (box && line) into(line, box);
     const treeBox = presenter && panel.querySelector('.nac-present-tree');
     const node = treeBox && treeBox.querySelector('.nac-tree .nac-current');
-    if (node && node.getClientRects().length) into(node, treeBox);
+    if (node && node.getClientRects().length) into(node, treeBox, 40);     // its move label above it too
     if (presenter) return;            // the page itself never scrolls
     const rects = [board, line].filter(Boolean).map((e) => e.getBoundingClientRect());
     let top = Math.min(...rects.map((r) => r.top)), bottom = Math.max(...rects.map((r) => r.bottom));

@@ -24,6 +24,9 @@ CSS = """
 .nac-widget.nac-presenter .nac-present-bar .nac-settings-toggle {
   font-size: var(--nac-control-text); height: 2.1em; line-height: 2.1em; padding: 0 0.6em; margin: 0 4px 0 0; }
 .nac-presenter .nac-present-bar .nac-buttons { gap: 4px; }
+.nac-widget.nac-presenter .nac-guess .jupyter-button, .nac-widget.nac-presenter .nac-guess .widget-button {
+  font-size: var(--nac-control-text); height: 1.9em; line-height: 1.9em; padding: 0 0.5em; }
+.nac-presenter .nac-guess, .nac-presenter .nac-choices { flex-wrap: wrap; gap: 4px; }
 .nac-presenter .nac-present-bar .nac-settings-toggle { margin-left: auto; }
 .nac-presenter .nac-step-text { max-height: 28vh; overflow-y: auto; min-height: 2.7em; }
 .nac-presenter .nac-present-stage { flex: 1 1 0; min-height: 0; flex-flow: row nowrap; align-items: stretch;
@@ -56,7 +59,7 @@ def arrange(widget, title=''):
                                   layout=widgets.Layout(width='auto'))
     toggle.add_class('nac-settings-toggle')
     heading = widgets.HTML(f'<span class="nac-present-title">{html.escape(title)}</span>' if title else '')
-    bar = widgets.HBox([heading, steps.buttons, steps.guess_box, toggle], layout=widgets.Layout(width='100%'))
+    bar = widgets.HBox([heading, steps.buttons, toggle], layout=widgets.Layout(width='100%'))
     bar.add_class('nac-present-bar')
     ui.tree_parts.add_class('nac-present-tree')
     stage = widgets.HBox([steps.position, steps.outline, ui.tree_parts], layout=widgets.Layout(width='100%'))
@@ -65,7 +68,7 @@ def arrange(widget, title=''):
     settings.add_class('nac-present-settings')
     ui.main.children = [ui.main.children[0], widgets.VBox([ui.depth, ui.tree_panel.children[1]])]
     toggle.observe(lambda change: setattr(settings.layout, 'display', None if change['new'] else 'none'), 'value')
-    root = widgets.VBox([bar, steps.said, stage, steps.counts, settings, steps.follower],
+    root = widgets.VBox([bar, steps.said, steps.guess_box, stage, steps.counts, settings, steps.follower],
                         layout=widgets.Layout(width='100%'))
     root.add_class('nac-present-root')
     root.add_class('nac-step-panel')      # follow.py finds the board, the outline and the text inside it
