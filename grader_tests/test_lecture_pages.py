@@ -325,8 +325,10 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
     notebook = student_notebook(folder / 'submitted' / 'ada-lovelace-1815' / 'noughts_and_crosses.ipynb')
     port = free_port()
     url = f'http://127.0.0.1:{port}/'
+    tmp = tmp_path_factory.mktemp('sandboxes')           # the sandboxes' folders: TMPDIR of make present
     with running(folder, 'present', f'NOTEBOOK={notebook.relative_to(folder)}', f'PORT={port}',
-                 'PRESENT_ARGS=--no-browser', ready_url=url) as process:
+                 f'PRESENT_ARGS=--no-browser --cull-idle {CULL_IDLE}', ready_url=url,
+                 env=dict(os.environ, TMPDIR=str(tmp))) as process:
         page, _seconds, asked = open_present(browser, url)
         assert asked == []
         assert 'noughts_and_crosses.ipynb' in page.locator('.nac-present-title').inner_text()
@@ -337,9 +339,18 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
                                           'lines => lines.map(l => l.dataset.path)')
         assert '1,1' not in paths and len([p for p in paths if p.count(',') == 1]) == 8, paths
         page.screenshot(path=str(ARTIFACTS / 'present-student-notebook.png'))
-        inside = sandboxed_kernels(process)
+        inside, made = sandboxed_kernels(process), list(tmp.glob('nbsbx-*'))
+        for _ in range(3):                                # reloads: each sandbox goes with its page
+            page.reload(wait_until='commit')
+            page.wait_for_selector(READY, state='visible', timeout=120_000)
+        deadline = time.time() + 4 * CULL_IDLE + 10
+        while len(sandboxed_kernels(process)) > 1 and time.time() < deadline:
+            time.sleep(0.5)
+        after_reloads = sandboxed_kernels(process)
         page.context.close()
     assert inside, "the student's kernel does not run in the grading sandbox"
+    assert len(after_reloads) == 1, f'{len(after_reloads)} sandboxed kernels after three reloads'
+    assert made and not list(tmp.glob('nbsbx-*')), 'a sandbox folder outlived its kernel'   # Voilà stopped
 
 
 def sandboxed_kernels(process):
