@@ -17,7 +17,6 @@ from coursetools.grading.kernels import Kernels, SandboxProvisioner
 from coursetools.sandbox.host.bubblewrap import Limits
 
 LIMITS = Limits(cpu_seconds=3600)
-CLASS = f'{__name__}.SandboxedPresentKernelManager'
 
 
 class SandboxedPresentKernelManager(ServerKernelManager):
@@ -25,18 +24,18 @@ class SandboxedPresentKernelManager(ServerKernelManager):
     place = None
 
     async def _async_pre_start_kernel(self, **kw):
-        if self.provisioner is None:            # not on a restart: the place and provisioner stay
-            self.kernel_id = self.kernel_id or kw.pop('kernel_id', str(uuid.uuid4()))
-            source = Kernels()
-            folder = kw.get('cwd') or self.parent.root_dir
-            place = await source.prepare(_Executor(), folder)
-            self.place, kernel = place, place.folder.kernel()
-            self.transport, self.ip = 'ipc', f'{kernel.sockets}/k'     # no network inside: unix sockets
-            self.kernel_spec.interrupt_mode = 'message'                 # bwrap does not forward SIGINT
-            self.connection_file = kernel.connection_file
-            self.provisioner = SandboxProvisioner(kernel_id=self.kernel_id,
-                                                  kernel_spec=self.kernel_spec, parent=self, source=source,
-                                                  place=place, limits=LIMITS, kernel=kernel)
+        """A new sandbox for each start, a restart too (a kernel that died, say at its CPU limit); the page's
+        folder and uid are kept until the kernel is shut down for good."""
+        self.kernel_id = self.kernel_id or kw.pop('kernel_id', str(uuid.uuid4()))
+        source = Kernels()
+        if self.place is None:
+            self.place = await source.prepare(_Executor(), kw.get('cwd') or self.parent.root_dir)
+        kernel = self.place.folder.kernel()
+        self.transport, self.ip = 'ipc', f'{kernel.sockets}/k'          # no network inside: unix sockets
+        self.kernel_spec.interrupt_mode = 'message'                     # bwrap does not forward SIGINT
+        self.connection_file = kernel.connection_file
+        self.provisioner = SandboxProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self,
+                                              source=source, place=self.place, limits=LIMITS, kernel=kernel)
         kw.pop('env', None)                     # the sandbox's own environment, not the server's
         return await super()._async_pre_start_kernel(**kw)
 
