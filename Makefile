@@ -82,9 +82,9 @@ demo: venv
 
 ## make present [ASSIGNMENT=alpha_beta] [NOTEBOOK=path] [PORT=8866]: the widget alone on a page for a projector
 ## (Voilà), in lecture mode with keys: → Step, ← Back, space Play/Pause, e Run to end, n New game. NOTEBOOK=path
-## shows that notebook's functions (a student's, say: its code runs with your rights, not in the sandbox) instead of
-## the instructor's. Offline it needs nothing from the internet; a closed or reloaded page's kernel is shut down.
-## PRESENT_ARGS=--no-browser to only serve it.
+## shows that notebook's functions (a student's, say: its code runs in the grading sandbox) instead of the
+## instructor's. Offline it needs nothing from the internet; a closed or reloaded page's kernel is shut down.
+## PRESENT_ARGS=--no-browser to only serve it, --no-tree without the tree, --unsandboxed for NOTEBOOK unsandboxed.
 present: venv
 	$(BIN)/python -m coursetools.instructor.present $(or $(ASSIGNMENT),noughts_and_crosses) $(if $(NOTEBOOK),--notebook "$(NOTEBOOK)") --port $(or $(PORT),8866) $(PRESENT_ARGS)
 

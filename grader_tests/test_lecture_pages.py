@@ -202,6 +202,9 @@ def test_keys_work_after_every_checkbox_and_slider_and_labels_are_big(browser, p
     url, _folder, _process = present
     page, _seconds, _asked = open_present(browser, url)
     focused = "() => { const e = document.activeElement; return e ? e.tagName + '.' + e.className : ''; }"
+    assert page.locator('.nac-predict input').first.is_hidden(), 'a setting shows before Settings is pressed'
+    page.locator('.nac-settings-toggle').first.click()          # every setting is in the panel it opens
+    page.locator('.nac-present-settings').wait_for(state='visible', timeout=15_000)
     predict = page.locator('.nac-predict input').first
     # "predict, then reveal" ticked with the mouse: → steps until a prediction is asked, 0 answers it.
     predict.click()
@@ -249,6 +252,7 @@ def test_keys_work_after_every_checkbox_and_slider_and_labels_are_big(browser, p
                            timeout=15_000)
     assert changed_by(page, 'ArrowRight'), '→ ignored with the focus on a button'
 
+    assert boxes.count() >= 4 and moved >= 3, (boxes.count(), moved)    # the Settings panel's, all of them
     sizes = {}
     for width, height in ((1280, 720), (1920, 1080)):
         page.set_viewport_size({'width': width, 'height': height})
@@ -291,9 +295,12 @@ BUGGY_MOVES = '''def moves(state):
 
 
 def student_notebook(path):
-    """The workbook with its solutions, a `moves` that never lists the centre, a helper of the student's own that
-    `score` uses, and a call that would stop the page if it ran."""
-    notebook = nbformat.read(ROOT / 'source' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb', as_version=4)
+    """A demo student's notebook (demo_class/noughts_and_crosses/ada.py in the release, as `make demo-class` builds
+    it), its `moves` a call of a helper of the student's own that never lists the centre, and a call that would stop
+    the page if it ran."""
+    from coursetools.instructor.democlass import fill, read_answers
+    release = nbformat.read(ROOT / 'release' / 'noughts_and_crosses' / 'noughts_and_crosses.ipynb', as_version=4)
+    notebook = fill(release, *read_answers(ROOT / 'demo_class' / 'noughts_and_crosses' / 'ada.py'))
     for cell in notebook.cells:
         if cell.metadata.get('nbgrader', {}).get('grade_id') == 'moves':
             cell.source = 'def moves(state):\n    return my_moves(state)\n'
@@ -318,11 +325,13 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
     notebook = student_notebook(folder / 'submitted' / 'ada-lovelace-1815' / 'noughts_and_crosses.ipynb')
     port = free_port()
     url = f'http://127.0.0.1:{port}/'
+    tmp = tmp_path_factory.mktemp('sandboxes')           # the sandboxes' folders: TMPDIR of make present
     with running(folder, 'present', f'NOTEBOOK={notebook.relative_to(folder)}', f'PORT={port}',
-                 'PRESENT_ARGS=--no-browser', ready_url=url):
+                 f'PRESENT_ARGS=--no-browser --cull-idle {CULL_IDLE}', ready_url=url,
+                 env=dict(os.environ, TMPDIR=str(tmp))) as process:
         page, _seconds, asked = open_present(browser, url)
         assert asked == []
-        assert 'noughts_and_crosses.ipynb: the search' in page.inner_text('body')
+        assert 'noughts_and_crosses.ipynb' in page.locator('.nac-present-title').inner_text()
         assert 'lovelace' not in page.inner_text('body'), "the student's folder is shown"
         page.keyboard.press('ArrowRight')                 # the start entered: its moves listed by the student's moves
         page.wait_for_selector('.nac-step-tree .nac-step-line[data-path="0,0"]', timeout=30_000)
@@ -330,7 +339,34 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
                                           'lines => lines.map(l => l.dataset.path)')
         assert '1,1' not in paths and len([p for p in paths if p.count(',') == 1]) == 8, paths
         page.screenshot(path=str(ARTIFACTS / 'present-student-notebook.png'))
+        inside, made = sandboxed_kernels(process), list(tmp.glob('nbsbx-*'))
+        for _ in range(3):                                # reloads: each sandbox goes with its page
+            page.reload(wait_until='commit')
+            page.wait_for_selector(READY, state='visible', timeout=120_000)
+        deadline = time.time() + 4 * CULL_IDLE + 10
+        while len(sandboxed_kernels(process)) > 1 and time.time() < deadline:
+            time.sleep(0.5)
+        after_reloads = sandboxed_kernels(process)
         page.context.close()
+    assert inside, "the student's kernel does not run in the grading sandbox"
+    assert len(after_reloads) == 1, f'{len(after_reloads)} sandboxed kernels after three reloads'
+    assert made and not list(tmp.glob('nbsbx-*')), 'a sandbox folder outlived its kernel'   # Voilà stopped
+
+
+def sandboxed_kernels(process):
+    """The kernels below ``process`` that run in a sandbox: below bwrap, in a network namespace of their own."""
+    found = []
+    for pid in kernels(process):
+        try:
+            parent = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])
+            if open(f'/proc/{pid}/cmdline', 'rb').read().startswith(b'/usr/bin/bwrap'):
+                continue
+            below_bwrap = b'bwrap' in open(f'/proc/{parent}/cmdline', 'rb').read().split(b'\0')[0]
+            if below_bwrap and os.readlink(f'/proc/{pid}/ns/net') != os.readlink('/proc/self/ns/net'):
+                found.append(pid)
+        except OSError:
+            pass
+    return found
 
 
 def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory):

@@ -275,3 +275,79 @@ def test_a_move_question_asked_and_revealed_in_the_panel(panel_widget):
     right = f'{asking.value[0]},{asking.value[1]}'
     assert f'You said {wrong[0]},{wrong[1]}: no: {right}. {asking.reason}.' in said
     assert panel.ui.tally.value == '0 of 1 predicted right' and panel._asking() is None
+
+
+INF = float('inf')
+
+
+def window_questions(board, depth):
+    """{path: (question, step)} of every 'what are α and β here?' asked stepping α-β from ``board``."""
+    from coursetools.widget.outline import Outline
+    from coursetools.widget.questions import question
+    player = oracle.to_move(board)
+    outline, asked = Outline(player, True), {}
+    for step in stepped(board, player, True, 'listed', depth):
+        window = question('window', step, outline)
+        if window is not None:
+            asked[step.path] = window, step
+        outline.apply(step)
+    return asked
+
+
+def test_alpha_beta_questions_on_a_prepared_position_worked_by_hand():
+    from coursetools.widget.panels import POSITIONS
+    cells = dict(POSITIONS)['C: x to move, 3 empty']
+    assert cells == 'xoxoo x  '
+    # x o x / o o . / x . . with x to move, moves row by row. 1,2 first, with the root's (−∞, +∞); o answers 2,1
+    # (a column of o: −1), so o's β is −1, and o's next move 2,2 is searched with (−∞, −1). 1,2 backs up −1,
+    # x's α is −1: 2,1 and 2,2 are searched with (−1, +∞) (o wins at once under both: cuts, α stays −1).
+    by_hand = {((1, 2),): (-INF, INF), ((1, 2), (2, 2)): (-INF, -1), ((2, 1),): (-1, INF), ((2, 2),): (-1, INF)}
+    asked = window_questions(oracle.nested(cells), 3)
+    assert {path: window.value for path, (window, _) in asked.items()} == by_hand
+    window, step = asked[(2, 1),]
+    assert window.kind == 'window' and window.path == ((2, 1),) and window.player == 'o'
+    assert 'what are α and β here?' in window.text and 'α −1, β +∞' in [label for label, _ in window.options]
+    assert window.searched_with is None, 'the board drawn with the question does not show the answer'
+    assert window.reveal((-INF, INF)) == ('You said α −∞, β +∞: no: α −1, β +∞. α −1, β +∞: the window x to move '
+                                          'has at the start when it tries 2,1 (its best so far: −1), passed down as '
+                                          'it is.')
+    assert window.reveal((-1, INF)).startswith('You said α −1, β +∞: right.')
+    assert len(window.options) == 10 and len({value for _, value in window.options}) == 10
+
+
+def test_alpha_beta_questions_match_a_reference_search_from_the_empty_board():
+    from coursetools.widget.outline import Outline
+    from coursetools.widget.questions import question
+    from test_stepping import Reference
+    reference = Reference(True, 'listed', 3)
+    reference.search(oracle.EMPTY_BOARD, 'x')
+    entered = {path: window for path, window in reference.entered if path}
+    asked = window_questions(oracle.EMPTY_BOARD, 3)
+    assert {path: window.value for path, (window, _) in asked.items()} == entered and len(entered) > 20
+    assert {value for window, _ in asked.values() for value in window.value} >= {-INF, 0, INF}
+    step = stepped(oracle.EMPTY_BOARD, 'x', False, 'listed', 2)[1]
+    assert question('window', step, Outline('x', False)) is None, 'no windows asked in minimax'
+
+
+def test_an_alpha_beta_question_asked_and_revealed_in_the_panel(panel_widget):
+    widget = panel_widget()
+    panel = widget.steps
+    panel.ui.predict.value = True
+    panel.ui.ask.value = 'window'
+    assert widget.wait(30)
+    for _ in range(60):
+        if panel._asking() is not None:
+            break
+        press(widget, 'step')
+    asking = panel._asking()
+    assert asking is not None and asking.kind == 'window' and 'α = ?, β = ?' in panel.ui.position.value
+    assert 'nac-board-window' not in panel.ui.position.value
+    held = panel.index
+    labels = [button.description for button in panel.ui.choices.children]
+    panel.ui.choices.children[labels.index('α −∞, β +∞')].click()
+    assert widget.wait(30)
+    said = re.sub('<[^>]+>', ' ', panel.ui.said.value)
+    assert 'You said α −∞, β +∞' in said and asking.reason in said and 'Predict' not in said
+    assert panel.index == held + 1 and panel._asking() is None, 'the reveal is a step of its own'
+    press(widget, 'step')
+    assert panel._asking() is not None or panel.index == held + 2

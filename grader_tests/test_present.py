@@ -122,10 +122,12 @@ def test_make_present_serves_the_widget_alone_and_keys_drive_it(presented):
             target = os.environ.get('NAC_PRESENT_SCREENSHOT')
             if target:
                 page.screenshot(path=target)
+            page.locator('.nac-settings-toggle').first.click()        # the game's board is in the Settings panel
             page.locator('.nac-cell-1-1').first.click()
             page.wait_for_function("() => [...document.querySelectorAll('.nac-cell')].filter("
                                    "b => b.textContent.trim()).length === 2", timeout=30_000)
-            page.locator('body').click(position={'x': 5, 'y': 5})
+            page.locator('.nac-settings-toggle').first.click()        # closed again
+            page.locator('.nac-present-settings').wait_for(state='hidden', timeout=15_000)
             page.keyboard.press('n')                   # New game
             page.wait_for_function("() => [...document.querySelectorAll('.nac-cell')].every("
                                    "b => !b.textContent.trim())", timeout=30_000)
@@ -133,3 +135,118 @@ def test_make_present_serves_the_widget_alone_and_keys_drive_it(presented):
             assert not [e for e in errors if 'blob:' in e or 'anywidget' in e or 'nac-' in e], errors
         finally:
             browser.close()
+
+
+# The presenter layout: after each step, the board of the step, the outline's current line and the tree's current
+# node are inside the window and inside the box each scrolls in; the page itself is not scrolled.
+IN_VIEW = """() => {
+    const root = document.querySelector('.nac-present-root');
+    const board = root.querySelector('.nac-step-board svg');
+    const line = root.querySelector('.nac-step-asking') || root.querySelector('.nac-step-current');
+    const node = root.querySelector('.nac-present-tree .nac-tree .nac-current');
+    if (!board || !line || !node) return 'missing: ' + [board, line, node].map(Boolean);
+    const inside = (e) => {
+        const r = e.getBoundingClientRect();
+        let ok = r.height > 0 && r.top >= -1 && r.left >= -1 && r.bottom <= innerHeight + 1 && r.right <= innerWidth + 1;
+        // the boxes that clip it, up to the widget (fixed to the window: what is outside it clips nothing)
+        for (let up = e.parentElement; up && !up.classList.contains('nac-presenter'); up = up.parentElement) {
+            if (!/(auto|scroll|hidden)/.test(getComputedStyle(up).overflowY)) continue;
+            const b = up.getBoundingClientRect();
+            ok = ok && r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
+        }
+        return ok;
+    };
+    const out = [['board', board], ['line', line], ['node', node]].filter(([, e]) => !inside(e)).map(([n]) => n);
+    if (scrollY || document.scrollingElement.scrollTop) out.push('page scrolled');
+    return out.length ? 'out of view: ' + out.join(', ') : true;
+}"""
+
+# The smallest text of the search shown (the Settings panel aside): CSS px, SVG text scaled as drawn.
+SMALLEST = """() => {
+    const found = [];
+    for (const e of document.querySelectorAll('.nac-present-root *')) {
+        if (!e.getClientRects().length || e.closest('.nac-present-settings')) continue;
+        if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+        let px = parseFloat(getComputedStyle(e).fontSize);
+        if (e instanceof SVGElement) { const m = e.getScreenCTM(); px *= Math.hypot(m.a, m.b); }
+        found.push({px, text: e.textContent.trim().slice(0, 40)});
+    }
+    return found.sort((a, b) => a.px - b.px)[0];
+}"""
+
+SETTINGS_SHOWN = """() => [...document.querySelectorAll('.nac-widget input, .nac-widget select, .nac-widget .nac-cell')]
+    .filter(e => e.getClientRects().length).length"""
+
+FIGURES = """() => ({board: document.querySelector('.nac-step-board svg').getBoundingClientRect().width,
+    text: parseFloat(getComputedStyle(document.querySelector('.nac-step-text .widget-html-content')).fontSize),
+    bottom: Math.max(...[...document.querySelectorAll('.nac-present-root > *')].filter(e => e.getClientRects().length
+        && !e.classList.contains('nac-present-settings')).map(e => e.getBoundingClientRect().bottom))})"""
+
+
+def step_to(page, index):
+    page.keyboard.press('ArrowRight')
+    page.wait_for_function("(n) => new RegExp('· step ' + n + '( |$)').test("
+                           "document.querySelector('.nac-step-counts').textContent)", arg=index, timeout=30_000)
+
+
+def check_in_view(page, label):
+    try:
+        page.wait_for_function(f'() => ({IN_VIEW})() === true', timeout=3000)
+    except Exception:
+        page.screenshot(path=str(ARTIFACTS / f'{label}-out-of-view.png'))
+        raise AssertionError(f'{label}: {page.evaluate(IN_VIEW)}') from None
+
+
+def test_the_presenter_layout_keeps_the_search_on_one_screen(presented):
+    """At 1280x720 and 1920x1080, at 100 % and 150 % zoom (emulated as the browser zooms: width/zoom x height/zoom
+    CSS px at a device pixel ratio of zoom): the first 30 steps and a cut of alpha-beta in view, type sizes."""
+    from playwright.sync_api import sync_playwright
+    url, _folder = presented
+    figures = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            for width, height, zoom in ((1280, 720, 1), (1280, 720, 1.5), (1920, 1080, 1), (1920, 1080, 1.5)):
+                label = f'presenter-{width}x{height}-{zoom * 100:.0f}pct'
+                context = browser.new_context(viewport={'width': round(width / zoom), 'height': round(height / zoom)},
+                                              device_scale_factor=zoom)
+                context.route(off_machine, lambda route: route.abort())
+                page = context.new_page()
+                started = time.perf_counter()
+                page.goto(url, wait_until='commit')
+                page.wait_for_selector('.nac-present-root .nac-step', state='visible', timeout=120_000)
+                page.wait_for_selector('.nac-present-tree .nac-tree svg', state='visible', timeout=60_000)
+                ready = time.perf_counter() - started
+                assert page.locator('.nac-present-settings').is_hidden(), 'the settings show before Settings'
+                assert page.evaluate(SETTINGS_SHOWN) == 0, 'a setting shows outside the Settings panel'
+                cut = None
+                for index in range(1, 121):
+                    step_to(page, index)
+                    if index <= 30 or (cut is None and said_now(page).startswith('Cut ')):
+                        check_in_view(page, f'{label}-step-{index}')
+                    if cut is None and said_now(page).startswith('Cut '):
+                        cut = index
+                    if index >= 30 and cut is not None:
+                        break
+                assert cut is not None, f'{label}: no cut in 120 steps'
+                assert page.locator('.nac-present-tree svg .nac-pruned').count() > 0, 'the cut greys the tree'
+                smallest = page.evaluate(SMALLEST)
+                figures[width, zoom] = dict(page.evaluate(FIGURES), smallest=smallest['px'], ready=ready, cut=cut,
+                                            where=smallest['text'])
+                assert figures[width, zoom]['bottom'] <= height / zoom + 1, (label, figures[width, zoom])
+                page.screenshot(path=str(ARTIFACTS / f'{label}.png'))
+                context.close()
+        finally:
+            browser.close()
+    for (width, zoom), shown in figures.items():
+        print(f'\n{width} wide, {zoom * 100:.0f} %: smallest text {shown["smallest"]:.1f} px, step text '
+              f'{shown["text"]:.1f} px, board {shown["board"]:.0f} px, lowest edge {shown["bottom"]:.0f} px, '
+              f'first cut at step {shown["cut"]}, ready in {shown["ready"]:.1f} s (smallest: {shown["where"]!r})')
+    assert all(shown['smallest'] >= 16 for shown in figures.values()), figures
+    small, large = figures[1280, 1], figures[1920, 1]      # in proportion to the width on the larger screen
+    assert large['text'] >= 1.4 * small['text'] and large['board'] >= 1.4 * small['board'], figures
+    assert large['smallest'] >= 16 * 1920 / 1280 - 0.5, figures
+
+
+def said_now(page):
+    return page.locator('.nac-step-text').first.inner_text().strip()

@@ -21,7 +21,7 @@ class StepControls:
         self.pause = make_button('Pause', 'nac-step-pause', 'stop playing (key: space)', 'pause')
         self.end = make_button('Run to end', 'nac-step-end', 'every remaining event at once (key: e)', 'fast-forward')
         self.restart = make_button('Restart', 'nac-step-restart', 'search the position shown from the beginning', 'undo')
-        buttons = widgets.HBox([self.step, self.back, self.play, self.pause, self.end, self.restart])
+        self.buttons = buttons = widgets.HBox([self.step, self.back, self.play, self.pause, self.end, self.restart])
         buttons.add_class('nac-buttons')
         self.kind = widgets.ToggleButtons(options=[('minimax', 'minimax'), ('α-β', 'alphabeta')],
                                           value='alphabeta' if alphabeta else 'minimax',
@@ -59,8 +59,8 @@ class StepControls:
         stage.add_class('nac-step-stage')
         self.follower = Follower()
         title = widgets.HTML('<b>Step through the search</b> of the position shown')
-        settings = widgets.HBox([self.kind, self.order, self.predict, self.ask] if alphabeta else
-                                [self.predict, self.ask])
+        self.settings = settings = widgets.HBox([self.kind, self.order, self.predict, self.ask] if alphabeta else
+                                                [self.predict, self.ask])
         settings.add_class('nac-toolbar')
         self.box = widgets.VBox([title, buttons, self.said, self.guess_box, stage, self.counts, settings,
                                  self.live_depth, self.follower], layout=widgets.Layout(width='100%'))

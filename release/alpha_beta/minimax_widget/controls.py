@@ -9,6 +9,7 @@ from .grading import DisabledWidget, grading
 from .keys import KeyBridge
 from .model import EMPTY_STATE, build_tree, other, side_to_move
 from .panels import Panels
+from .presenter import arrange
 from .rendering import Rendering
 from .steppanel import StepPanel
 from .treepanel import TreePanel
@@ -16,13 +17,12 @@ from .worker import Worker
 
 
 class GameTreeWidget(Rendering, widgets.VBox):
-    """Play noughts and crosses against ``score``, watch a perfect game and read the minimax tree.
-
-    The five functions (and, optionally, ``alphabeta(state, player, alpha, beta)``) are the only source of game
-    facts. Options: ``state`` (start position), ``human`` ('x' or 'o'), ``depth`` (1-3 plies drawn), ``pace``
-    (seconds per move of a perfect game), ``memoize``, ``tree`` (draw it), ``lecture`` (bigger type, fewer controls),
-    ``steps`` (the step panel), ``live_depth`` (its depth, 1-4), ``keys`` (keyboard keys, for `make present`).
-    """
+    """Play noughts and crosses against ``score``, watch a perfect game and read the minimax tree. The five
+    functions (and, optionally, ``alphabeta(state, player, alpha, beta)``) are the only source of game facts.
+    Options: ``state`` (start position), ``human`` ('x' or 'o'), ``depth`` (1-3 plies drawn), ``pace`` (seconds per
+    move of a perfect game), ``memoize``, ``tree`` (draw it), ``lecture`` (bigger type, fewer controls), ``steps``
+    (the step panel), ``live_depth`` (its depth, 1-4), ``keys`` (keyboard keys), ``presenter`` (the layout of
+    `make present`, presenter.py, with ``title``)."""
 
     def __new__(cls, *args, **kwargs):
         if grading():
@@ -31,7 +31,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
 
     def __init__(self, print_state=None, score_end=None, play=None, moves=None, score=None, *, alphabeta=None,
                  state=None, human='x', depth=2, pace=0.6, memoize=True, tree=True, lecture=False, steps=True,
-                 live_depth=2, keys=False):
+                 live_depth=2, keys=False, presenter=False, title=''):
         super().__init__()
         self.disabled_for_grading = False
         self.add_class('nac-widget')
@@ -54,7 +54,7 @@ class GameTreeWidget(Rendering, widgets.VBox):
         self.ui.tree_panel.children = (*self.ui.tree_panel.children, self.steps.ui.box)   # under the tree
         self.key_bridge = KeyBridge(enabled=keys)
         self.key_bridge.on_key(self._on_key)
-        self.children = [self.ui.main, self.key_bridge]
+        self.children = [arrange(self, title) if presenter else self.ui.main, self.key_bridge]
         self._connect()
         self._set_lecture(lecture)
         self.ui.tree_parts.layout.display = None if tree else 'none'

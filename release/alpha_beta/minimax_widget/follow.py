@@ -5,6 +5,8 @@ too, and scrolls the outline's own box to its current line. It also carries the 
 import anywidget
 import traitlets
 
+from .presenter import CSS as PRESENTER_CSS
+
 ESM = """
 function render({ model, el }) {
   el.classList.add('nac-follow');
@@ -26,16 +28,22 @@ function render({ model, el }) {
     const top0 = Math.max(view.top, 0), bottom0 = Math.min(view.bottom, innerHeight);
     const room = bottom0 - top0 - 16;
     let line = panel.querySelector('.nac-step-asking') || panel.querySelector('.nac-step-current');
-    if (box) {   // the outline's box: no taller than what leaves the board and the box on screen together
+    const into = (target, inside, m = 4) => {   // scroll the box ``inside`` until ``target`` is in it
+      const l = target.getBoundingClientRect(), b = inside.getBoundingClientRect();
+      if (l.top < b.top + m) inside.scrollTop -= b.top - l.top + m;
+      else if (l.bottom > b.bottom - m) inside.scrollTop += Math.min(l.bottom - b.bottom + m, l.top - b.top - m);
+    };
+    const presenter = panel.classList.contains('nac-present-root');   // boxes sized by the layout
+    if (box && !presenter) {   // the outline's box: no taller than what leaves the board and the box on screen
       const lineHeight = line ? line.getBoundingClientRect().height : 24;
       const above = Math.max(0, box.getBoundingClientRect().top - board.getBoundingClientRect().top);
       box.style.maxHeight = Math.max(3.2 * lineHeight, room - above) + 'px';
-      if (line) {
-        const l = line.getBoundingClientRect(), b = box.getBoundingClientRect();
-        if (l.top < b.top) box.scrollTop -= b.top - l.top + 4;
-        else if (l.bottom > b.bottom) box.scrollTop += l.bottom - b.bottom + 4;
-      }
     }
+    if (box && line) into(line, box);
+    const treeBox = presenter && panel.querySelector('.nac-present-tree');
+    const node = treeBox && treeBox.querySelector('.nac-tree .nac-current');
+    if (node && node.getClientRects().length) into(node, treeBox, 40);     // its move label above it too
+    if (presenter) return;            // the page itself never scrolls
     const rects = [board, line].filter(Boolean).map((e) => e.getBoundingClientRect());
     let top = Math.min(...rects.map((r) => r.top)), bottom = Math.max(...rects.map((r) => r.bottom));
     const widget = panel.closest('.nac-widget') || panel;
@@ -84,7 +92,7 @@ CSS = """
 class Follower(anywidget.AnyWidget):
     """``follow()`` after the step panel has written a step: the browser scrolls the step into view."""
     _esm = ESM
-    _css = CSS
+    _css = CSS + PRESENTER_CSS
     tick = traitlets.Int(0).tag(sync=True)
 
     def follow(self):

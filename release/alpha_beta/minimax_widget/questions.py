@@ -1,9 +1,12 @@
 """What predict-then-reveal asks before a step: the value that backs up, the move the side to move chooses, or
-(alpha-beta) whether the moves left are cut. Read off the Steps and the Outline: the answer is what the notebook's
-search did next. Pure Python."""
+(alpha-beta) whether the moves left are cut and the window (α, β) a position is searched with. Read off the Steps
+and the Outline: the answer is what the notebook's search did next. Pure Python."""
 from .calls import format_bound, format_value
 
-ASK = (('values', 'value'), ('moves chosen', 'move'), ('cuts (α-β)', 'cut'))
+ASK = (('values', 'value'), ('moves chosen', 'move'), ('cuts (α-β)', 'cut'), ('α and β (α-β)', 'window'))
+INF = float('inf')
+BOUNDS = (-INF, -1, 0, 1, INF)
+WINDOWS = tuple((a, b) for a in BOUNDS for b in BOUNDS if a < b)      # the ten a search can pass down
 VALUED = ('backup', 'deep')      # the steps whose value can be asked
 
 
@@ -50,7 +53,31 @@ def question(kind, step, outline):
                             tuple(step.move), step.reason, 'move = ?')
     if kind == 'cut' and outline.alphabeta:
         return _cut_question(step, outline)
+    if kind == 'window' and outline.alphabeta and step.kind == 'enter' and step.path:
+        return _window_question(step, outline)
     return None
+
+
+def _window_question(step, outline):
+    """Before a position is entered: the window (α, β) the notebook's search calls it with."""
+    told = step.searched_with if step.searched_with is not None else step.window
+    if told is None:
+        return None
+    answer = tuple(told)
+    options = list(WINDOWS) + ([answer] if answer not in WINDOWS else [])
+    parent = outline.lines.get(step.path[:-1])
+    move = f'{step.path[-1][0]},{step.path[-1][1]}'
+    alpha, beta = (format_bound(bound) for bound in answer)
+    if parent is not None and parent.window is not None and tuple(parent.window) == answer:
+        best = '' if parent.best is None else f' (its best so far: {format_value(parent.best)})'
+        reason = (f'α {alpha}, β {beta}: the window {parent.player} to move has {where(parent.path)} when it tries '
+                  f'{move}{best}, passed down as it is')
+    else:
+        reason = f'α {alpha}, β {beta}: what the notebook\'s alphabeta passed when it searched {move}'
+    text = (f'Predict: the board drawn ({where(step.path)}), {step.player} to move, is searched next: what are α '
+            f'and β here?')
+    return Question('window', _At(step), text, [(f'α {format_bound(a)}, β {format_bound(b)}', (a, b)) for a, b in options],
+                    answer, reason, 'α = ?, β = ?')
 
 
 def _cut_question(step, outline):
@@ -75,7 +102,7 @@ def _cut_question(step, outline):
 
 
 class _At:
-    """Where a cut question is asked: the line the last value backed up to."""
+    """Where a cut or window question is asked: a line or step, its window left out (it may be the answer)."""
 
     def __init__(self, line):
         self.path, self.player, self.state, self.searched_with = line.path, line.player, line.state, None

@@ -24,7 +24,7 @@ class TreePanel:
         self.focus = ((), ())    # (root state, path of moves) the lecturer expanded
         self.stepping = None     # (root state, player, Outline, current path, asking path) while stepping
         self._drawing_lock = threading.RLock()
-        ui.view.observe(lambda _change: self.redraw(), 'width')
+        ui.view.observe(lambda _change: self.redraw(), ['width', 'screen'])
         ui.view.on_action(self._on_action)
 
     def draw(self, state, player, cancel_check):
@@ -82,6 +82,8 @@ class TreePanel:
             shown, current = self._shown(tree)
             focus = self.focus[1] if self.focus[0] == tree.root.state else ()
             font = 20 if self.ui.lecture.value else 16
+            if getattr(self.ui, 'presenter', False):       # as the presenter's text: 1.45vw, 16-40 px
+                font = round(max(16, min(40, 0.0145 * (self.ui.view.screen or 1280))))
             self.drawing = draw_tree(shown, self.ui.view.width or DEFAULT_WIDTH, focus if current is None else
                                      current, font)
             self.ui.view.svg = self.drawing.svg

@@ -24,13 +24,15 @@ function render({ model, el }) {
   let timer = null;
   const measure = () => {
     const width = Math.floor(el.getBoundingClientRect().width);
-    if (width > 0 && width !== model.get('width')) {
+    if (width > 0 && (width !== model.get('width') || innerWidth !== model.get('screen'))) {
+      model.set('screen', innerWidth);
       model.set('width', width);
       model.save_changes();
     }
   };
   const observer = new ResizeObserver(() => { clearTimeout(timer); timer = setTimeout(measure, 80); });
   observer.observe(el);
+  addEventListener('resize', measure);
   measure();
 
   picture.addEventListener('click', (event) => {
@@ -48,7 +50,7 @@ function render({ model, el }) {
     if (target) { info.textContent = target.dataset.info; }
   });
   picture.addEventListener('mouseleave', showHint);
-  return () => { observer.disconnect(); clearTimeout(timer); };
+  return () => { observer.disconnect(); clearTimeout(timer); removeEventListener('resize', measure); };
 }
 export default { render };
 """
@@ -62,6 +64,7 @@ class TreeView(anywidget.AnyWidget):
     svg = traitlets.Unicode('').tag(sync=True)
     hint = traitlets.Unicode('').tag(sync=True)
     width = traitlets.Int(0).tag(sync=True)
+    screen = traitlets.Int(0).tag(sync=True)     # the window's width in CSS px (the presenter scales type by it)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
