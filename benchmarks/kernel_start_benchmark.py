@@ -8,6 +8,7 @@ work on the machine does not enter the figures (it still slows them). Each batch
     as built:          the course's kernel command and shutdown
     with debugpy:      ipykernel imports debugpy for its debugger, as a plain kernel does
     graceful shutdown: the kernel is asked to shut down and waited for, instead of killed with its sandbox
+    both (as before):  the kernel as it was before issue 42's second round
 
     .venv/bin/python benchmarks/kernel_start_benchmark.py [--rounds 6] [--notebooks 5]    (as root: bwrap, cgroups)
 """
@@ -37,7 +38,8 @@ def with_debugpy(cmd):
 
 VARIANTS = {'as built': (AS_BUILT, {}),
             'with debugpy': (with_debugpy, {}),
-            'graceful shutdown': (AS_BUILT, {'shutdown_kernel': 'graceful'})}
+            'graceful shutdown': (AS_BUILT, {'shutdown_kernel': 'graceful'}),
+            'both (as before)': (with_debugpy, {'shutdown_kernel': 'graceful'})}
 
 
 class CgroupCpu:
