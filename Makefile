@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 UV_VERSION := 0.9.30
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 
-.PHONY: all venv grade test check release demo-class demo-class-remove demo present benchmark clean
+.PHONY: all venv grade serve test check release demo-class demo-class-remove demo present benchmark clean
 
 all: test
 
@@ -29,6 +29,12 @@ grade: venv
 	bash scripts/system-packages.sh grade
 	$(if $(SUBMISSIONS),$(BIN)/python -m coursetools.instructor.lms "$(SUBMISSIONS)" $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") $(if $(MAPPING),--mapping "$(MAPPING)") $(LMS_ARGS))
 	$(BIN)/python -m coursetools.instructor.grade $(ASSIGNMENT) $(ARGS)
+
+## make serve: the grading service for the term (docs/jupyterhub.md): each submission in the exchange collected, graded
+## alone with make grade's engine, its feedback released to that student; pages on c.Service.port. SERVE_ARGS=--no-pages.
+serve: venv
+	bash scripts/system-packages.sh grade
+	$(BIN)/python -m coursetools.service.serve $(SERVE_ARGS)
 
 ## make test: the whole test suite (installs what it needs, browsers and databases included), its modules spread
 ## over TEST_WORKERS processes (pytest-xdist --dist loadscope: a module stays on one), then the live-browser modules

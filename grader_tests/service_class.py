@@ -88,6 +88,8 @@ def states(course):
     engine = sa.create_engine(f'sqlite:///{course / "gradebook.db"}')
     try:
         with engine.connect() as db:
+            if not sa.inspect(db).has_table('service_submissions'):
+                return {}           # the service has not started yet
             return {r.folder: (r.student, r.state, r.reason, r.gradings, r.score)
                     for r in db.execute(sa.text('select * from service_submissions'))}
     finally:

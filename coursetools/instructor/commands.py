@@ -138,8 +138,9 @@ class Feedback:
     this process, the others by the `forked` helpers `make grade` made (`ForkedHelpers`). Without them (forking
     was not safe) this process converts every share."""
 
-    def __init__(self, course, assignment, expected, db=None, min_share=MIN_PER_PROCESS, forked=None):
+    def __init__(self, course, assignment, expected, db=None, min_share=MIN_PER_PROCESS, forked=None, options=()):
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
+        self.options = list(options)        # nbgrader settings for generate_feedback, as on its command line
         self.processes = share_count(expected, 1 + len(forked.feedback) if forked else 1, min_share)
         self.helpers = forked.feedback[:self.processes - 1] if forked else []
 
@@ -180,7 +181,7 @@ class Feedback:
     def _argv(self, students, share):
         """generate_feedback for `share` alone: every other student graded (not only those of this run, when
         one student is regraded) is left out."""
-        argv = [self.assignment, '--force']
+        argv = [self.assignment, '--force', *self.options]
         others = sorted((set(self.course.graded_students(self.assignment)) | set(students)) - set(share))
         if others:
             argv.append(f'--CourseDirectory.student_id_exclude={",".join(others)}')

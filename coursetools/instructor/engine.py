@@ -138,13 +138,14 @@ def compare_submissions(course, assignment):
 
 
 def grade_assignment(course, assignment, students, phases, *, helpers=None, reports=None, db=None, options=(),
-                     sequential=False, compare=True, quiet=False, **settings):
+                     sequential=False, compare=True, quiet=False, feedback_options=(), **settings):
     """Release `assignment`, then autograde and write feedback for the submissions of `students` (None: every
     student with a submission); returns (the autograde run report, {student: notes}). `helpers`: `make grade`'s
     forked helpers (`commands.ForkedHelpers`), or None (this process writes the feedback); `reports`, if given,
     receives the assignment's `commands.Report`, begun beside its feedback, and the similarity line
     (`compare_submissions`, skipped unless `compare`), as (report, line); `settings`: those of `grading.start`.
-    `quiet`: no phase headings on stdout (the service logs instead)."""
+    `quiet`: no phase headings on stdout (the service logs instead); `feedback_options`: nbgrader settings for
+    generate_feedback (the service's policy for what a page shows before the due date)."""
     say = (lambda text: None) if quiet else (lambda text: print(text, flush=True))
     # autograde's workers (slots, checkers) start on the core that release leaves idle
     started = start_workers(course, assignment, db=db, options=options, sequential=sequential,
@@ -158,8 +159,8 @@ def grade_assignment(course, assignment, students, phases, *, helpers=None, repo
             # names, the due date and extensions (nbgrader_config.py's c.Term), before autograde dates them
             roster.apply(course.root, assignment, db or course.db_url,
                          [s for s in course.students(assignment) if students is None or s in students])
-        with commands.Feedback(course, assignment, len(course.students(assignment)), db=db,
-                               forked=helpers) as feedback:
+        with commands.Feedback(course, assignment, len(course.students(assignment)), db=db, forked=helpers,
+                               options=feedback_options) as feedback:
 
             def on_tail():
                 """The last notebooks run: the spare forked helper imports the report's modules."""

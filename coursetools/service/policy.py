@@ -3,6 +3,7 @@
     c.Service.attempts_per_day = 3      # graded submissions per student and assignment in any 24 hours (0: any)
     c.Service.attempts_per_hour = 0     # and in any hour (0: any)
     c.Service.after_due = 'on time counts'   # or 'grade late ones too'
+    c.Service.before_due = 'everything'      # or 'marks': a failed hidden test's message only after the due date
 
 and how the service runs (where it listens, how it watches). `decide` says what happens to one submission: graded,
 or refused with the reason and, over the limit, when the next attempt will be graded. Refusing loses nothing: the
@@ -32,6 +33,10 @@ class Service(LoggingConfigurable):
     after_due = Enum(('on time counts', 'grade late ones too'), default_value='on time counts',
                      help='after the due date: a late submission of a student with one on time is refused '
                      "('on time counts'), or graded as any other ('grade late ones too')").tag(config=True)
+    before_due = Enum(('everything', 'marks'), default_value='everything',
+                      help="what a feedback page shows before the student's due date: 'everything' (as make grade's), "
+                      "or 'marks': per-task marks and the visible tests' failures, a hidden test's failure only as "
+                      'failed (its message is shown after the due date)').tag(config=True)
     batch = Int(40, help='submissions of one assignment graded together at most (a burst is graded in parallel)'
                 ).tag(config=True)
     force_polling = Bool(False, help='poll the inbound folder instead of inotify (network filesystems)'

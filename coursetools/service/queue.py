@@ -150,5 +150,6 @@ class Queue:
     def counts(self):
         """{state: rows in it}."""
         with self.engine.connect() as db:
-            found = dict(db.execute(sa.select(submissions.c.state, sa.func.count()).group_by(submissions.c.state)))
+            found = {state: count for state, count in db.execute(
+                sa.select(submissions.c.state, sa.func.count()).group_by(submissions.c.state))}
         return {state: found.get(state, 0) for state in STATES}

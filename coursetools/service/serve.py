@@ -62,6 +62,8 @@ class GradingService:
         self.inbound = os.path.join(root, self.course_id, 'inbound')
         self.outbound_feedback = os.path.join(root, self.course_id, 'feedback')
         self.options = list(options)
+        self.feedback_options = ['--FeedbackPage.marks_only_until_due=True'] if self.policy.before_due == 'marks' \
+            else []
         self.queue = Queue(self.db)
         self.wake = threading.Event()
         self.claimed = []
@@ -103,7 +105,7 @@ class GradingService:
             late = due is not None and row.submitted_at > due and self.policy.after_due == 'on time counts'
             if not (late and row.student in chosen and chosen[row.student].submitted_at <= due):
                 chosen[row.student] = row
-        to_grade = []
+        to_grade, collected, notes = [], [], {}
         for row in rows:
             reason, not_before = self.refusal(row, chosen[row.student], dues[row.student])
             if reason:
@@ -122,7 +124,7 @@ class GradingService:
                 if students:
                     run, notes = engine.grade_assignment(self.course, assignment, students, Phases(), db=self.db,
                                                          options=self.options, compare=False, quiet=True,
-                                                         progress=False)
+                                                         progress=False, feedback_options=self.feedback_options)
                     self.release(assignment, students, notes)
             finally:
                 self.busy = {}
@@ -278,6 +280,7 @@ def main(argv=None):
         parser.error(f'unrecognised arguments: {" ".join(unknown)} (nbgrader settings look like --Class.trait=value)')
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(message)s', stream=sys.stdout)
     logging.getLogger('tornado.access').setLevel(logging.WARNING)
+    logging.getLogger('watchfiles').setLevel(logging.WARNING)
     course = Course.at(args.course)
     os.chdir(course.root)           # nbgrader reads nbgrader_config.py from the current folder
     from coursetools.instructor import grade
