@@ -10,6 +10,7 @@ The goal (issue 45): p95 <= 60 s for the burst, <= 20 s for a lone submission.
 import argparse
 import os
 import pathlib
+import re
 import signal
 import statistics
 import sys
@@ -86,7 +87,10 @@ def main():
           f'{wall:.0f} s after the first was handed in')
     print(f'    median {statistics.median(values):.1f} s, p95 {percentile(values, 0.95):.1f} s, '
           f'max {max(values):.1f} s, min {min(values):.1f} s')
-    print(f'  graded in {log.count(" graded in ")} gradings; goal: p95 <= 60 s (burst), <= 20 s (lone)')
+    sizes = [int(n) + 1 for n in re.findall(r'with (\d+) other', log)]
+    batches = round(sum(1 / size for size in sizes))
+    print(f'  {batches} gradings (batches of up to {max(sizes)}); load average {os.getloadavg()[0]:.1f}; '
+          'goal: p95 <= 60 s (burst), <= 20 s (lone)')
 
 
 if __name__ == '__main__':

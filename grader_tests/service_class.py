@@ -82,6 +82,16 @@ def start_service(course, *args, log=None):
                             env=grade_env(course), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def stop(process, timeout=30):
+    """SIGTERM, then SIGKILL to the whole process group the test started (what a killed service left running)."""
+    import signal
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 def states(course):
     """{folder: (student, state, reason, gradings, score)} of the service's queue."""
     import sqlalchemy as sa

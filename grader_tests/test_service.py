@@ -13,7 +13,7 @@ import pytest
 from conftest import needs_sandbox, run_grade
 from coursetools.instructor import marks
 from service_class import (ASSIGNMENT, COURSE_ID, answers, exchange_course, fetch_feedback, start_service, states,
-                           submit, wait_for)
+                           stop, submit, wait_for)
 
 pytestmark = needs_sandbox
 
@@ -21,15 +21,6 @@ pytestmark = needs_sandbox
 def task_marks(course):
     table, _ = marks.marks_by_task(f'sqlite:///{course / "gradebook.db"}', ASSIGNMENT)
     return table
-
-
-def stop(process, timeout=30):
-    """SIGTERM, then the whole process group (what the test started) once it has gone."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout)
-    with __import__('contextlib').suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def all_done(course, count):
@@ -203,3 +194,26 @@ def test_before_the_due_date_a_page_can_show_marks_and_visible_tests_only(tmp_pa
     assert 'Score: 10 / 12' in text and 'Visible test failed' in text, text[:2000]
     assert text.count('Hidden test failed') == 2 and 'what it checked is shown after the due date' in text
     assert 'not a minimax-best move' not in text
+
+
+def test_the_queue_lives_in_postgresql_with_the_gradebook(tmp_path):
+    """With the gradebook in PostgreSQL (--db), the queue is a table there too, and the marks are the same."""
+    import sqlalchemy as sa
+    from postgres import postgres_server
+    course = exchange_course(tmp_path)
+    with postgres_server() as url:
+        submit(course, tmp_path / 'cat', 'cat', answers('cat'))
+        service = start_service(course, '--no-pages', '--once', f'--db={url}')
+        assert service.wait(120) == 0, (course / 'service.log').read_text()
+        stop(service)
+        engine = sa.create_engine(url)
+        try:
+            with engine.connect() as db:
+                assert list(db.execute(sa.text('select student, state, gradings, score from service_submissions'))) \
+                    == [('cat', 'graded', 1, 11.0)]
+        finally:
+            engine.dispose()
+        assert marks.marks_by_task(url, ASSIGNMENT)[0]['cat']['print_state'] == 0
+    assert not (course / 'gradebook.db').exists() or states(course) == {}
+    page, = fetch_feedback(course, tmp_path / 'cat', 'cat').values()
+    assert 'Score: 11 / 12' in page
