@@ -197,7 +197,8 @@ class HubPages:
 
     def __init__(self, group):
         from jupyterhub.services.auth import HubOAuth
-        self.auth = HubOAuth(api_token=os.environ['JUPYTERHUB_API_TOKEN'], cache_max_age=60)
+        # the one instance, which the Hub's OAuth callback handler (HubOAuthCallbackHandler) uses too
+        self.auth = HubOAuth.instance(api_token=os.environ['JUPYTERHUB_API_TOKEN'], cache_max_age=60)
         self.group = group
 
     def handler(self, cls):
