@@ -217,3 +217,23 @@ def test_the_queue_lives_in_postgresql_with_the_gradebook(tmp_path):
     assert not (course / 'gradebook.db').exists() or states(course) == {}
     page, = fetch_feedback(course, tmp_path / 'cat', 'cat').values()
     assert 'Score: 11 / 12' in page
+
+
+def test_a_link_planted_in_the_inbound_folder_is_refused_saying_why(tmp_path):
+    """Every student can write the inbound folder: a submission that is a link to the course's source (its
+    solutions would earn full marks) is refused, named in the log with the reason, and not graded; an honest
+    submission beside it is graded. The folder is watched by polling here (c.Service.force_polling)."""
+    course = exchange_course(tmp_path, ['c.Service.force_polling = True'])
+    inbound = course / 'exchange' / COURSE_ID / 'inbound'
+    planted = f'mallory+{ASSIGNMENT}+2026-11-20 17:00:00.000000 UTC+0a1b2c'
+    (inbound / planted).symlink_to(course / 'source' / ASSIGNMENT)
+    submit(course, tmp_path / 'ada', 'ada', answers('ada'))
+    service = start_service(course, '--no-pages', '--once')
+    assert service.wait(120) == 0, (course / 'service.log').read_text()
+    stop(service)
+    found = states(course)
+    assert found[planted][:2] == ('mallory', 'refused') and 'not collected: a link, or no folder' in found[planted][2]
+    assert sorted(row[1] for row in found.values()) == ['graded', 'refused']
+    assert set(task_marks(course)) == {'ada'}
+    log = (course / 'service.log').read_text()
+    assert '(polling;' in log and re.search(r"refused mallory .*: not collected: a link, or no folder", log), log

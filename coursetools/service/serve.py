@@ -114,7 +114,7 @@ class GradingService:
                 to_grade.append(row)
         if not to_grade:
             return
-        started = time.perf_counter()
+        started, phases = time.perf_counter(), Phases()
         with preflight.grading_turn(self.course, waiting=lambda: log.info('waiting for `make grade` to finish')):
             for row in to_grade:
                 self.busy[row.id] = row
@@ -122,13 +122,17 @@ class GradingService:
                 collected = [row for row in to_grade if self.collect(row)]
                 students = [row.student for row in collected]
                 if students:
-                    run, notes = engine.grade_assignment(self.course, assignment, students, Phases(), db=self.db,
+                    run, notes = engine.grade_assignment(self.course, assignment, students, phases, db=self.db,
                                                          options=self.options, compare=False, quiet=True,
                                                          progress=False, feedback_options=self.feedback_options)
-                    self.release(assignment, students, notes)
+                    with phases.start('release feedback'):
+                        self.release(assignment, students, notes)
             finally:
                 self.busy = {}
         took = time.perf_counter() - started
+        if collected:
+            log.info('graded %d submission(s) of %s in %.1f s: %s', len(collected), assignment, took, ', '.join(
+                f'{name.removeprefix(assignment + ": ")} {seconds:.1f} s' for name, seconds in phases.seconds.items()))
         for row in collected:
             mark, note = self.mark_of(assignment, row.student, notes.get(row.student))
             self.queue.finish(row.id, 'graded', note, *mark)
@@ -192,7 +196,8 @@ class GradingService:
         folder_time = row.folder.rsplit('+', 3)[2]
         if stamp.is_file() and stamp.read_text().strip() == folder_time.strip():
             return True
-        why = [line.split(': ', 1)[-1] for line in output.splitlines() if 'not collected' in line]
+        why = [line.split(': ', 1)[-1].removesuffix(': not collected') for line in output.splitlines()
+               if 'not collected' in line]
         self.refuse(row, 'not collected: ' + (why[-1] if why else 'the exchange did not give it to the grader'))
         return False
 
