@@ -237,3 +237,20 @@ def test_a_link_planted_in_the_inbound_folder_is_refused_saying_why(tmp_path):
     assert set(task_marks(course)) == {'ada'}
     log = (course / 'service.log').read_text()
     assert '(polling;' in log and re.search(r"refused mallory .*: not collected: a link, or no folder", log), log
+
+
+def test_when_the_grader_fails_the_submission_waits_in_the_queue(tmp_path):
+    """A fault of the grader's own (here its Dask scheduler cannot be reached) is logged, saying whose grading
+    failed and why; the submission is queued again, not lost nor refused, and the service keeps running."""
+    course = exchange_course(tmp_path)
+    submit(course, tmp_path / 'ada', 'ada', answers('ada'))
+    service = start_service(course, '--no-pages', '--Grading.scheduler=tcp://127.0.0.1:9',
+                            '--Grading.scheduler_timeout=1')
+    try:
+        assert wait_for(lambda: 'queued again, tried again in 30 s' in (course / 'service.log').read_text(), 120), \
+            (course / 'service.log').read_text()
+        assert service.poll() is None
+        assert [row[1] for row in states(course).values()] == ['queued']
+    finally:
+        stop(service)
+    assert re.search(r'grading ada failed \(\w+: ', (course / 'service.log').read_text())

@@ -41,6 +41,7 @@ from coursetools.service.watch import Watcher, scan
 
 log = logging.getLogger('coursetools.service')
 DAY = 86400
+RETRY_SECONDS = 30        # after the grader itself failed (not a submission: those get a page)
 
 REFUSED_PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{assignment}: not graded now</title>
@@ -86,7 +87,14 @@ class GradingService:
                 rows = self.queue.claim(self.policy.batch)
                 if rows:
                     self.claimed = [row.id for row in rows]
-                    self.grade_batch(rows)
+                    try:
+                        self.grade_batch(rows)
+                    except Exception as error:      # the grader's fault (no worker, a failed command): not theirs
+                        log.exception(printable(f'grading {", ".join(row.student for row in rows)} failed '
+                                                f'({type(error).__name__}: {error}); queued again, tried again in '
+                                                f'{RETRY_SECONDS} s'))
+                        self.queue.unclaim(self.claimed)
+                        time.sleep(RETRY_SECONDS)
                     self.claimed = []
                     continue
                 if once and not pending:
