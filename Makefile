@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 UV_VERSION := 0.9.30
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 
-.PHONY: all venv grade test check release demo-class demo-class-remove demo present benchmark clean
+.PHONY: all venv grade serve test check release demo-class demo-class-remove demo present benchmark clean
 
 all: test
 
@@ -29,6 +29,12 @@ grade: venv
 	bash scripts/system-packages.sh grade
 	$(if $(SUBMISSIONS),$(BIN)/python -m coursetools.instructor.lms "$(SUBMISSIONS)" $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") $(if $(MAPPING),--mapping "$(MAPPING)") $(LMS_ARGS))
 	$(BIN)/python -m coursetools.instructor.grade $(ASSIGNMENT) $(ARGS)
+
+## make serve: the grading service for the term (docs/jupyterhub.md): each submission in the exchange collected, graded
+## alone with make grade's engine, its feedback released to that student; pages on c.Service.port. SERVE_ARGS=--no-pages.
+serve: venv
+	bash scripts/system-packages.sh grade
+	$(BIN)/python -m coursetools.service.serve $(SERVE_ARGS)
 
 ## make test: the whole test suite (installs what it needs, browsers and databases included), its modules spread
 ## over TEST_WORKERS processes (pytest-xdist --dist loadscope: a module stays on one), then the live-browser modules
@@ -89,7 +95,7 @@ present: venv
 	$(BIN)/python -m coursetools.instructor.present $(or $(ASSIGNMENT),noughts_and_crosses) $(if $(NOTEBOOK),--notebook "$(NOTEBOOK)") --port $(or $(PORT),8866) $(PRESENT_ARGS)
 
 ## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading, regrading,
-## kernels against the last revision with a fork server).
+## kernels against the last revision with a fork server, the grading service's latency).
 benchmark: venv
 	bash scripts/system-packages.sh grade
 	$(BIN)/python benchmarks/notebook_benchmark.py
@@ -99,6 +105,7 @@ benchmark: venv
 	$(BIN)/python benchmarks/grading_benchmark.py --class demo
 	$(BIN)/python benchmarks/regrade_benchmark.py
 	$(BIN)/python benchmarks/kernels_benchmark.py
+	$(BIN)/python benchmarks/service_benchmark.py
 
 ## make clean: delete every grading output (autograded/ keeps its README) and the gradebook, after keeping a copy of
 ## the gradebook (manual grades and comments are in it) as backups/gradebook-<date>-<time>.db.

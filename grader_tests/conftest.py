@@ -191,7 +191,7 @@ def graded_class(tmp_path_factory):
 # others wait for.
 LONGEST_FIRST = ('test_demo_class', 'test_hostile', 'test_trust', 'test_evidence', 'test_nbgrader_tools',
                  'test_contract', 'test_fairness', 'test_cluster', 'test_stubs', 'test_corpus', 'test_one_mark',
-                 'test_execute', 'test_namespaces', 'test_stopping', 'test_varied_class')
+                 'test_execute', 'test_namespaces', 'test_stopping', 'test_service', 'test_varied_class')
 
 
 def pytest_collection_modifyitems(items):

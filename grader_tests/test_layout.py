@@ -12,6 +12,8 @@ PACKAGE = ROOT / 'coursetools'
 KERNEL_OWN = {'IPython', 'ipykernel'}          # what every Jupyter kernel already runs
 # What each folder may import of the course, besides itself: the stack, top to bottom.
 MAY_IMPORT = {
+    # the grading service (`make serve`) on top: it grades with the instructor's engine, and nothing imports it
+    'service': {'instructor', 'grading', 'judge', 'checks', 'sandbox', 'game', 'widget'},
     'instructor': {'grading', 'judge', 'checks', 'sandbox', 'game', 'widget'},
     'grading': {'judge', 'checks', 'sandbox', 'game', 'widget'},   # widget: only to copy it beside notebooks
     'checks': {'judge', 'sandbox', 'game'},

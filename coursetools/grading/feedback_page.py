@@ -28,6 +28,7 @@ import jinja2
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.api import Gradebook, MissingEntry
+from traitlets import Bool
 
 from coursetools.grading.adapters import FeedbackHTMLExporter
 from coursetools.grading.course import ATTENTION_ERRORS, hand_marked, task_of
@@ -66,14 +67,43 @@ class FeedbackPage(Preprocessor):
     score in its metadata."""
 
     enabled = True
+    marks_only_until_due = Bool(False, help='before the student\'s due date, a failed hidden test shows only that it '
+                                'failed, not its message (the grading service\'s c.Service.before_due = "marks")'
+                                ).tag(config=True)
 
     def preprocess(self, nb, resources):
         by_hand, mark = from_gradebook(resources.get('nbgrader') or {})
+        if self.marks_only_until_due and before_due(resources.get('nbgrader') or {}):
+            hide_hidden_failures(nb)
         resources['feedback_page'] = page_of(nb, by_hand)
         if mark is not None:            # the score at the top: the one every output shows (`grading.mark`)
             resources['feedback_page']['mark'] = {'final': mark.final, 'max_score': mark.max_score,
                                                   'text': mark.text(), 'penalty': mark.penalty}
         return nb, resources
+
+
+HIDDEN_UNTIL_DUE = 'A hidden test of this cell failed; what it checked is shown after the due date.'
+
+
+def hide_hidden_failures(nb):
+    """A failed hidden test's error output becomes one line saying so (its message, traceback and anything the
+    cell printed are left out): what the page shows before the due date with `marks_only_until_due`."""
+    for cell in nb.cells:
+        meta = cell.metadata.get('nbgrader') or {}
+        if meta.get('grade') and not meta.get('solution') and outcome_of(first_error(cell)) == 'hidden':
+            cell.outputs = [{'output_type': 'error', 'ename': 'HiddenTestFailed', 'evalue': HIDDEN_UNTIL_DUE,
+                             'traceback': [f'{failures.HIDDEN}: {HIDDEN_UNTIL_DUE}']}]
+
+
+def before_due(info) -> bool:
+    """Whether now is before the submission's due date (the student's extension included); False without one."""
+    import datetime
+    try:
+        with Gradebook(info['db_url']) as gradebook:
+            due = gradebook.find_submission(info['assignment'], info['student']).duedate
+    except (KeyError, MissingEntry):
+        return False
+    return due is not None and datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) < due
 
 
 def written_answers(info) -> dict:

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import pathlib
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,8 +24,8 @@ import threading
 import time
 import traceback
 
-APPS = {'generate_assignment': 'GenerateAssignmentApp', 'generate_feedback': 'GenerateFeedbackApp',
-        'export': 'ExportApp', 'autograde': 'AutogradeApp'}
+APPS = {'generate_assignment': 'GenerateAssignmentApp', 'generate_feedback': 'GenerateFeedbackApp', 'export': 'ExportApp',
+        'autograde': 'AutogradeApp', 'collect': 'CollectApp', 'release_feedback': 'ReleaseFeedbackApp'}
 MIN_PER_PROCESS = 8        # fewer notebooks than this per process are not worth a process's start-up
 
 
@@ -46,17 +45,18 @@ def _env():
     return env
 
 
-def run(course, command, *args, db=None):
-    """`nbgrader <command> <args>` in this process, in the course folder (the current one); its log is shown
-    only if it fails."""
+def run(course, command, *args, db=None, config=None):
+    """`nbgrader <command> <args>` in this process, in the course folder (the current one), with `config` (a
+    traitlets Config) over the course's; its log is shown only if it fails, and returned."""
     assert os.path.samefile(os.getcwd(), course.root), 'nbgrader reads nbgrader_config.py from the current folder'
     argv = _argv(args, db)
-    code, log = _run_app(command, argv)
+    code, log = _run_app(command, argv, config)
     if code:
         raise CommandFailed([command, *argv], log)
+    return log
 
 
-def _run_app(command, argv):
+def _run_app(command, argv, config=None):
     """(exit code, log) of nbgrader's app for `command`, run here, with the speed-ups `c.Grading` turns on."""
     import nbgrader.apps
     from coursetools.grading import adapters, feedback_page
@@ -66,6 +66,8 @@ def _run_app(command, argv):
         with contextlib.redirect_stderr(log), contextlib.redirect_stdout(log):
             app = getattr(nbgrader.apps, APPS[command])()
             app.initialize(argv)
+            if config is not None:
+                app.update_config(config)
             settings = Grading(config=app.config)
             if adapters.allowed() and 'exporter_class' not in app.config.GenerateFeedback:
                 app.config.GenerateFeedback.exporter_class = (feedback_page.FastFeedbackPageExporter
@@ -136,8 +138,9 @@ class Feedback:
     this process, the others by the `forked` helpers `make grade` made (`ForkedHelpers`). Without them (forking
     was not safe) this process converts every share."""
 
-    def __init__(self, course, assignment, expected, db=None, min_share=MIN_PER_PROCESS, forked=None):
+    def __init__(self, course, assignment, expected, db=None, min_share=MIN_PER_PROCESS, forked=None, options=()):
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
+        self.options = list(options)        # nbgrader settings for generate_feedback, as on its command line
         self.processes = share_count(expected, 1 + len(forked.feedback) if forked else 1, min_share)
         self.helpers = forked.feedback[:self.processes - 1] if forked else []
 
@@ -178,7 +181,7 @@ class Feedback:
     def _argv(self, students, share):
         """generate_feedback for `share` alone: every other student graded (not only those of this run, when
         one student is regraded) is left out."""
-        argv = [self.assignment, '--force']
+        argv = [self.assignment, '--force', *self.options]
         others = sorted((set(self.course.graded_students(self.assignment)) | set(students)) - set(share))
         if others:
             argv.append(f'--CourseDirectory.student_id_exclude={",".join(others)}')
@@ -304,11 +307,11 @@ class _ForkedHelper:
             self.read += 1
         return self.unclaimed.pop(ticket, None)
 
-    def dismiss(self):
-        pass            # it waits for the next assignment's share
+    def dismiss(self):      # it waits for the next assignment's share
+        pass
 
-    def release(self):
-        pass            # `ForkedHelpers.close` stops it
+    def release(self):      # `ForkedHelpers.close` stops it
+        pass
 
     def stop(self, grace=2.0):
         """Close its pipes (an idle helper exits at once); one still busy after `grace` seconds is killed."""
@@ -365,36 +368,3 @@ def _serve_forked(requests_fd, answers_fd):
                 continue
             answers.write(json.dumps(jobs[kind](*arguments)) + '\n')
             answers.flush()
-
-
-UNGRADED_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{assignment}: not graded</title>
-<style>body {{ font-family: sans-serif; max-width: 46em; margin: 2em auto; line-height: 1.5 }}
-li {{ white-space: pre-wrap; overflow-wrap: anywhere }}</style></head>
-<body><h1>{assignment}: your submission could not be graded</h1>
-<p>The grader could not grade <code>{notebook}</code> from your submission, so none of its tasks has a mark
-from this grading. What the grader found:</p>
-<ul>{reasons}</ul>
-<p>What to do: open your notebook in Jupyter and check that it opens, then run <em>Restart &amp; Run All</em>,
-save it as <code>{notebook}</code> and submit it again. If it opens and runs for you, tell your instructor.</p>
-</body></html>
-"""
-
-
-def explain_ungraded(course, assignment, notes, students=None):
-    """feedback/<student>/<assignment>/<notebook>.html for each submission that could not be graded: what went
-    wrong and what to do, instead of no page (nbgrader writes none) or a page left from an earlier grading."""
-    import html
-    notebook = f'{assignment}.ipynb'
-    graded = set(course.graded_students(assignment))
-    for student in course.students(assignment):
-        if student in graded or (students is not None and student not in students):
-            continue
-        folder = course.root / 'feedback' / student / assignment
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        reasons = ''.join(f'<li>{html.escape(note)}</li>' for note in notes.get(student) or
-                          ['nbgrader could not grade it'])
-        page = UNGRADED_PAGE.format(assignment=html.escape(assignment), notebook=html.escape(notebook),
-                                    reasons=reasons)
-        (folder / f'{assignment}.html').write_text(page, encoding='utf-8')

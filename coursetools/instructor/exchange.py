@@ -16,6 +16,7 @@ import stat
 import tempfile
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from traitlets import Unicode
 
 from coursetools.grading.course import STUDENT_ID_RULE, is_student_id
 
@@ -73,11 +74,37 @@ class CollectRegularFiles(ExchangeCollect):
 
     def _copy(self, src, target):
         """Copy the submission folder `src` to `target`, or only look at it if `target` is None."""
+        SafeCopy(self.log, 1000 * self.coursedir.max_dir_size).copy(src, target)
+
+
+class CollectOne(CollectRegularFiles):
+    """The grading service's collect (`coursetools.instructor.serve`): nbgrader's collect of one student, taking
+    the one inbound folder named `folder` as that student's submission, not their newest (the service grades each
+    submission in turn). With `--update`, it replaces an older collected copy, never a newer one."""
+
+    folder = Unicode('', help='the name of the folder in the inbound folder to collect').tag(config=True)
+
+    def init_src(self):
+        super().init_src()
+        path = os.path.join(self.inbound_path, self.folder)
+        records = [self._path_to_record(path)] if self.folder and os.path.lexists(path) else []
+        self.src_records = [r for r in records if r['username'] == self.coursedir.student_id]
+
+
+class SafeCopy:
+    """Copying a submission folder out of the inbound folder (which every student can write) opening nothing
+    through a link: regular files and folders only, at most `max_bytes`, `MAX_ENTRIES` and `MAX_DEPTH`."""
+
+    def __init__(self, log, max_bytes):
+        self.log, self.max_bytes = log, max_bytes
+
+    def copy(self, src, target):
+        """Copy the folder `src` to `target` (made here; None: only look); raises NotCollected, saying why."""
         folder = _open(src, _FOLDER)
         if folder is None:
             raise NotCollected('a link, or no folder')
         try:
-            self._copy_folder(folder, src, target, [1000 * self.coursedir.max_dir_size, MAX_ENTRIES], 0)
+            self._copy_folder(folder, src, target, [self.max_bytes, MAX_ENTRIES], 0)
         finally:
             os.close(folder)
 

@@ -1,4 +1,5 @@
-"""What `make grade` checks before it starts anything: that no other `make grade` is running in the course, and
+"""What `make grade` checks before it starts anything: that no other `make grade` is running in the course (and
+waits for the grading service's turn, `grading_turn`, to end), and
 that the temporary folder leaves room for the kernels' sockets. Each refusal is one line. Then the run's own
 temporary folder, which holds everything the run puts in the temporary folder and goes with it, even after a
 SIGKILL (the next run removes it)."""
@@ -7,24 +8,41 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 
 from coursetools.grading.kernels import SOCKET_ROOM
 
 
-def hold_the_course(course):
+SERVICE = 'make serve'       # what the grading service writes beside its process id in the course's lock
+
+
+def hold_the_course(course, wait_for_service=600):
     """One `make grade` at a time in a course: two would share its staging folder, `autograded/` and gradebook.
-    The lock is held until this process ends, however it ends."""
+    The lock is held until this process ends, however it ends. The grading service (`make serve`) takes the same
+    lock for each grading it does (`grading_turn`): `make grade` waits for that turn to end (up to
+    `wait_for_service` seconds), and the service waits for `make grade`."""
     folder = course.root / '.grading'
     folder.mkdir(exist_ok=True)
     lock = open(folder / 'lock', 'a+')
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.seek(0)
-        holder = lock.read().strip()
-        by = f' (process {holder})' if holder else ''
-        raise SystemExit(f'Cannot grade: `make grade` is already running in this course{by}; wait for it to end, '
-                         'or stop it first.') from None
+    deadline = time.monotonic() + wait_for_service
+    said = False
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip()
+            if holder.endswith(SERVICE) and time.monotonic() < deadline:
+                if not said:
+                    print(f'The grading service (process {holder.split()[0]}) is grading a submission: waiting for '
+                          'it to finish.', flush=True)
+                    said = True
+                time.sleep(0.2)
+                continue
+            by = f' (process {holder})' if holder else ''
+            raise SystemExit(f'Cannot grade: `make grade` is already running in this course{by}; wait for it to '
+                             'end, or stop it first.') from None
     lock.truncate(0)
     lock.write(f'{os.getpid()}\n')
     lock.flush()
@@ -32,6 +50,30 @@ def hold_the_course(course):
 
 
 _HELD = []          # the course's lock file, open while this process runs
+
+
+@contextlib.contextmanager
+def grading_turn(course, waiting=None):
+    """The course's grading lock for one grading of the service: taken when `make grade` (which holds it for its
+    whole run) has ended, released at once after. `waiting()` is called once if it has to wait."""
+    folder = course.root / '.grading'
+    folder.mkdir(exist_ok=True)
+    with open(folder / 'lock', 'a+') as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.truncate(0)
+        lock.write(f'{os.getpid()} {SERVICE}\n')
+        lock.flush()
+        try:
+            yield
+        finally:
+            lock.truncate(0)
+            lock.flush()
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 RUN_FOLDER_PREFIX = 'nb-'     # short: the kernels' sockets are files below it
