@@ -7,7 +7,8 @@ target (headless, a free port) in a fresh clone of this checkout (test_present.f
   the control labels are at least 16 px at 1280 px wide, in proportion on wider screens;
 * ten reloads leave one kernel (kernel processes below the server), an open page keeps its kernel past the culling
   time, and a closed page's kernel goes;
-* `make present NOTEBOOK=path` shows that notebook's functions, and `make demo` opens the workbook in JupyterLab.
+* `make present NOTEBOOK=path` shows that notebook's functions, its kernel sandboxed (its sockets folder locked once
+  ready), and `make demo` opens the workbook in JupyterLab.
 """
 import contextlib
 import json
@@ -340,6 +341,9 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
         assert '1,1' not in paths and len([p for p in paths if p.count(',') == 1]) == 8, paths
         page.screenshot(path=str(ARTIFACTS / 'present-student-notebook.png'))
         inside, made = sandboxed_kernels(process), list(tmp.glob('nbsbx-*'))
+        # the page is ready: its kernel's sockets folder is root's now, as in grading (lock_sockets)
+        modes = {str(p): (p.stat().st_uid, oct(p.stat().st_mode & 0o777)) for p in tmp.glob('nbsbx-*/kernel*/sockets')}
+        assert modes and set(modes.values()) == {(os.geteuid(), oct(0o711 if os.geteuid() == 0 else 0o500))}, modes
         for _ in range(3):                                # reloads: each sandbox goes with its page
             page.reload(wait_until='commit')
             page.wait_for_selector(READY, state='visible', timeout=120_000)
