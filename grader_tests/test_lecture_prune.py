@@ -62,6 +62,8 @@ def test_pruned_moves_match_a_reference_search_from_the_empty_board():
         _reached(path))) >= 2}
     assert {path: each.value for path, each in asked.items()} == expected
     assert sum(1 for value in expected.values() if value) > 5 and () in expected.values()
+    assert [label for label, _ in asked[()].options] == ['none', '2,2', '2,1 · 2,2'] + [
+        f'{r},{c} … 2,2 ({9 - 3 * r - c})' for r, c in ((2, 0), (1, 2), (1, 1), (1, 0), (0, 2), (0, 1))]
     assert prune_questions(oracle.EMPTY_BOARD, 2, pruning=False) == {}, 'no such question in minimax'
 
 

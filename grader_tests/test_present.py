@@ -302,3 +302,17 @@ def test_the_presenter_layout_keeps_the_search_on_one_screen(presented):
 
 def said_now(page):
     return page.locator('.nac-step-text').first.inner_text().strip()
+
+
+def test_the_presenter_pictures_in_the_docs_are_the_script_s_at_1280x720():
+    """docs/widget.md shows the presenter at 1280x720 in pictures that scripts/widget_screenshots.py writes (a
+    1280x720 window; at 150 % zoom 1920x1080 device pixels, or 1280x720 scaled down)."""
+    import struct
+    shown = set(re.findall(r'\(images/(presenter[^)]*\.png)\)', (ROOT / 'docs' / 'widget.md').read_text()))
+    written = set(re.findall(r"'(presenter[^']*\.png)'", (ROOT / 'scripts' / 'widget_screenshots.py').read_text()))
+    assert len(shown) >= 4 and shown <= written, (shown, written)
+    for name in shown:
+        header = (ROOT / 'docs' / 'images' / name).read_bytes()[:24]
+        assert header[:8] == b'\x89PNG\r\n\x1a\n', name
+        size = struct.unpack('>II', header[16:24])
+        assert size in ([(1280, 720), (1920, 1080)] if '150pct' in name else [(1280, 720)]), (name, size)

@@ -105,6 +105,9 @@ def _name(move):
 
 
 def _names(moves):
+    """A button's label: 'none', '2,2', '2,1 · 2,2', '1,0 … 2,2 (5)' (a run of the last moves, listed in the text)."""
+    if len(moves) > 2:
+        return f'{_name(moves[0])} … {_name(moves[-1])} ({len(moves)})'
     return ' · '.join(_name(move) for move in moves) if moves else 'none'
 
 
