@@ -304,22 +304,19 @@ def ten_reloads(page, count, ready=READY, timeout=4 * CULL_IDLE + 10):
     return right_after, count()
 
 
-def test_make_present_of_the_first_workbook_offline_and_reloaded(browser, tmp_path_factory):
-    """`make present` (noughts_and_crosses, no alphabeta): ready with every outside request blocked, minimax steps,
-    and ten reloads leave one kernel."""
+def test_make_present_of_the_first_workbook_offline(browser, tmp_path_factory):
+    """`make present` (noughts_and_crosses, no alphabeta): ready with every outside request blocked, and minimax
+    steps. (Ten reloads are counted on the alpha_beta page above: the same Voilà, another notebook.)"""
     folder = fresh_copy(tmp_path_factory.mktemp('first') / 'course')
     port = free_port()
     url = f'http://127.0.0.1:{port}/'
-    with running(folder, 'present', f'PORT={port}', f'PRESENT_ARGS=--no-browser --cull-idle {CULL_IDLE}',
-                 ready_url=url) as process:
+    with running(folder, 'present', f'PORT={port}', 'PRESENT_ARGS=--no-browser', ready_url=url):
         page, seconds, asked = open_present(browser, url)
         assert asked == [] and page.locator('.nac-present-title').inner_text().startswith('Noughts and crosses')
         assert changed_by(page, 'ArrowRight') and changed_by(page, 'ArrowRight')
+        assert page.locator('.nac-step-text').first.inner_text().startswith('o to move after 0,0: 8 moves to try')
         assert 'subtrees pruned' not in page.locator('.nac-step-counts').first.inner_text(), 'minimax, not α-β'
-        right_after, settled = ten_reloads(page, lambda: len(kernels(process)))
-        print(f'\nmake present (noughts_and_crosses): ready offline in {seconds:.1f} s; kernels after ten reloads: '
-              f'{right_after} at once, {settled} after culling')
-        assert settled == 1 and changed_by(page, 'ArrowRight'), 'the page kept its own kernel'
+        print(f'\nmake present (noughts_and_crosses): ready offline in {seconds:.1f} s')
         page.context.close()
 
 
