@@ -7,8 +7,10 @@ target (headless, a free port) in a fresh clone of this checkout (test_present.f
   the control labels are at least 16 px at 1280 px wide, in proportion on wider screens;
 * ten reloads leave one kernel (kernel processes below the server), an open page keeps its kernel past the culling
   time, and a closed page's kernel goes;
+* `make present` of noughts_and_crosses loads offline and steps minimax;
 * `make present NOTEBOOK=path` shows that notebook's functions, its kernel sandboxed (its sockets folder locked once
-  ready), and `make demo` opens the workbook in JupyterLab.
+  ready; ten reloads leave one sandbox), and `make demo` opens either workbook in JupyterLab (ten reloads keep its
+  one kernel).
 """
 import contextlib
 import json
