@@ -376,8 +376,17 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
         inside, made = sandboxed_kernels(process), list(tmp.glob('nbsbx-*'))
         # the page is ready: its kernel's sockets folder is root's now, as in grading (lock_sockets)
         modes = {str(p): (p.stat().st_uid, oct(p.stat().st_mode & 0o777)) for p in tmp.glob('nbsbx-*/kernel*/sockets')}
-        assert modes and set(modes.values()) == {(os.geteuid(), oct(0o711 if os.geteuid() == 0 else 0o500))}, modes
+        locked = (os.geteuid(), oct(0o711 if os.geteuid() == 0 else 0o500))
+        assert modes and set(modes.values()) == {locked}, modes
         _right_after, after_reloads = ten_reloads(page, lambda: len(sandboxed_kernels(process)))  # each sandbox
+        # the page's kernel dies: Voilà restarts it in a new sandbox, its sockets folder locked once ready too
+        os.kill(sandboxed_kernels(process)[0], signal.SIGKILL)
+        deadline, again = time.time() + 60, None
+        while time.time() < deadline and again != locked:
+            time.sleep(0.5)
+            again = next(((p.stat().st_uid, oct(p.stat().st_mode & 0o777))
+                          for p in tmp.glob('nbsbx-*/kernel2/sockets')), None)
+        assert again == locked, f'the restarted kernel\'s sockets folder: {again}'
         page.context.close()
     assert inside, "the student's kernel does not run in the grading sandbox"
     assert after_reloads == 1, f'{after_reloads} sandboxed kernels after ten reloads'
