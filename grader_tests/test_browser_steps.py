@@ -169,8 +169,15 @@ def test_minimax_steps_and_predictions_in_the_first_workbook(server, open_page):
     assert said(page).startswith('Predict:') and counts(page).endswith('step 2'), 'Step waits for the prediction'
     guess = {1: 'nac-guess-1', 0: 'nac-guess-0', -1: 'nac-guess-minus'}[right]
     press(page, guess, "/1 of 1 predicted right/.test(text('nac-tally'))")
-    assert said(page).startswith(f'You said {VALUE[right]}: right.')
+    # the answer alone, with its reason (a value's reason starts with the value), the step taken: no question
+    assert said(page).startswith(f'You said {VALUE[right]}: right. {VALUE[right]}: ') and 'Predict' not in said(page)
+    assert counts(page).endswith('step 3'), counts(page)
     save_pictures(page, 'steps-predict-1280x720')
+    (path, _value), = reference.backed[1:2]            # then, at the next Step, the next question, Step waiting
+    press(page, 'nac-step', "/^Predict:/.test(text('nac-step-text').trim())")
+    where = ' then '.join(f'{row},{col}' for row, col in path)
+    assert said(page).startswith(f'Predict: the board drawn (after {where}), x to move: what value backs up')
+    assert counts(page).endswith('step 3') and 'You said' not in said(page)
 
     # Run to end (predictions are skipped): the reference's value and visited count.
     press(page, 'nac-step-end', f"/{reference.visited:,} positions visited/.test(text('nac-step-counts'))")

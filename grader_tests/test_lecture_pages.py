@@ -7,7 +7,10 @@ target (headless, a free port) in a fresh clone of this checkout (test_present.f
   the control labels are at least 16 px at 1280 px wide, in proportion on wider screens;
 * ten reloads leave one kernel (kernel processes below the server), an open page keeps its kernel past the culling
   time, and a closed page's kernel goes;
-* `make present NOTEBOOK=path` shows that notebook's functions, and `make demo` opens the workbook in JupyterLab.
+* `make present` of noughts_and_crosses loads offline and steps minimax;
+* `make present NOTEBOOK=path` shows that notebook's functions, its kernel sandboxed (its sockets folder locked once
+  ready; ten reloads leave one sandbox), and `make demo` opens either workbook in JupyterLab (ten reloads keep its
+  one kernel).
 """
 import contextlib
 import json
@@ -288,6 +291,37 @@ def test_reloads_and_closed_pages_leave_no_kernels_running(browser, present):
     assert settled <= 1 and len(kept) == 1 and closed == 0
 
 
+def ten_reloads(page, count, ready=READY, timeout=4 * CULL_IDLE + 10):
+    """Reload ``page`` ten times, each until ``ready`` shows; then (at most ``timeout`` s) until ``count()`` (the
+    kernels) is one or fewer: (kernels right after, kernels then)."""
+    started = time.time()
+    for _ in range(10):
+        page.reload(wait_until='commit')
+        page.wait_for_selector(ready, state='visible', timeout=120_000)
+    right_after, deadline, reloaded = count(), time.time() + timeout, time.time()
+    while count() > 1 and time.time() < deadline:
+        time.sleep(0.5)
+    print(f'\nten reloads: {reloaded - started:.1f} s, {right_after} kernels at once, {count()} '
+          f'{time.time() - reloaded:.1f} s later')
+    return right_after, count()
+
+
+def test_make_present_of_the_first_workbook_offline(browser, tmp_path_factory):
+    """`make present` (noughts_and_crosses, no alphabeta): ready with every outside request blocked, and minimax
+    steps. (Ten reloads are counted on the alpha_beta page above: the same Voilà, another notebook.)"""
+    folder = fresh_copy(tmp_path_factory.mktemp('first') / 'course')
+    port = free_port()
+    url = f'http://127.0.0.1:{port}/'
+    with running(folder, 'present', f'PORT={port}', 'PRESENT_ARGS=--no-browser', ready_url=url):
+        page, seconds, asked = open_present(browser, url)
+        assert asked == [] and page.locator('.nac-present-title').inner_text().startswith('Noughts and crosses')
+        assert changed_by(page, 'ArrowRight') and changed_by(page, 'ArrowRight')
+        assert page.locator('.nac-step-text').first.inner_text().startswith('o to move after 0,0: 8 moves to try')
+        assert 'subtrees pruned' not in page.locator('.nac-step-counts').first.inner_text(), 'minimax, not α-β'
+        print(f'\nmake present (noughts_and_crosses): ready offline in {seconds:.1f} s')
+        page.context.close()
+
+
 BUGGY_MOVES = '''def moves(state):
     """Every empty square but the centre: the bug to lecture on."""
     return [(row, col) for row in range(3) for col in range(3) if state[row][col] == ' ' and (row, col) != (1, 1)]
@@ -340,16 +374,22 @@ def test_make_present_notebook_shows_that_notebooks_functions(browser, tmp_path_
         assert '1,1' not in paths and len([p for p in paths if p.count(',') == 1]) == 8, paths
         page.screenshot(path=str(ARTIFACTS / 'present-student-notebook.png'))
         inside, made = sandboxed_kernels(process), list(tmp.glob('nbsbx-*'))
-        for _ in range(3):                                # reloads: each sandbox goes with its page
-            page.reload(wait_until='commit')
-            page.wait_for_selector(READY, state='visible', timeout=120_000)
-        deadline = time.time() + 4 * CULL_IDLE + 10
-        while len(sandboxed_kernels(process)) > 1 and time.time() < deadline:
+        # the page is ready: its kernel's sockets folder is root's now, as in grading (lock_sockets)
+        modes = {str(p): (p.stat().st_uid, oct(p.stat().st_mode & 0o777)) for p in tmp.glob('nbsbx-*/kernel*/sockets')}
+        locked = (os.geteuid(), oct(0o711 if os.geteuid() == 0 else 0o500))
+        assert modes and set(modes.values()) == {locked}, modes
+        _right_after, after_reloads = ten_reloads(page, lambda: len(sandboxed_kernels(process)))  # each sandbox
+        # the page's kernel dies: Voilà restarts it in a new sandbox, its sockets folder locked once ready too
+        os.kill(sandboxed_kernels(process)[0], signal.SIGKILL)
+        deadline, again = time.time() + 60, None
+        while time.time() < deadline and again != locked:
             time.sleep(0.5)
-        after_reloads = sandboxed_kernels(process)
+            again = next(((p.stat().st_uid, oct(p.stat().st_mode & 0o777))
+                          for p in tmp.glob('nbsbx-*/kernel2/sockets')), None)
+        assert again == locked, f'the restarted kernel\'s sockets folder: {again}'
         page.context.close()
     assert inside, "the student's kernel does not run in the grading sandbox"
-    assert len(after_reloads) == 1, f'{len(after_reloads)} sandboxed kernels after three reloads'
+    assert after_reloads == 1, f'{after_reloads} sandboxed kernels after ten reloads'
     assert made and not list(tmp.glob('nbsbx-*')), 'a sandbox folder outlived its kernel'   # Voilà stopped
 
 
@@ -369,7 +409,8 @@ def sandboxed_kernels(process):
     return found
 
 
-def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory):
+@pytest.mark.parametrize('assignment', ['noughts_and_crosses', 'alpha_beta'])
+def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory, assignment):
     base = tmp_path_factory.mktemp('demo')
     folder, work = fresh_copy(base / 'course'), base / 'jupyter'
     settings = work / 'settings' / '@jupyterlab' / 'apputils-extension'
@@ -380,21 +421,35 @@ def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory):
     port, token = free_port(), secrets.token_hex(16)
     options = (f'--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={port} --ServerApp.port_retries=0 '
                f'--IdentityProvider.token={token} --LabApp.news_url=None' + (' --allow-root' if os.geteuid() == 0 else ''))
-    with running(folder, 'demo', f'DEMO_ARGS={options}', env=env,
+    with running(folder, 'demo', f'ASSIGNMENT={assignment}', f'DEMO_ARGS={options}', env=env,
                  ready_url=f'http://127.0.0.1:{port}/api/status?token={token}') as process:
-        assert (folder / 'source' / 'noughts_and_crosses' / 'minimax_widget' / 'keys.py').is_file()
+        assert (folder / 'source' / assignment / 'minimax_widget' / 'keys.py').is_file()
         opener = list((work / 'runtime').glob('jpserver-file-to-run-*-open.html'))   # what a browser is given
         assert len(opener) == 1, list((work / 'runtime').iterdir())
         context = browser.new_context(viewport={'width': 1280, 'height': 720})
         context.route(off_machine, lambda route: route.abort())
         page = context.new_page()
         page.goto(opener[0].as_uri())
-        page.wait_for_url(re.compile(r'/lab/tree/noughts_and_crosses\.ipynb'), timeout=60_000)
+        page.wait_for_url(re.compile(rf'/lab/tree/{assignment}\.ipynb'), timeout=60_000)
         page.wait_for_selector('.jp-NotebookPanel .jp-Cell', timeout=90_000)
-        page.wait_for_function("() => /noughts_and_crosses\\.ipynb/.test((document.querySelector("
+        page.wait_for_function(f"() => /{assignment}\\.ipynb/.test((document.querySelector("
                                "'.lm-DockPanel-tabBar .lm-mod-current') || {}).textContent)", timeout=30_000)
         page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel .jp-Cell').length > 10",
                                timeout=30_000)          # the workbook's cells, not an empty notebook
-        page.screenshot(path=str(ARTIFACTS / 'demo-1280x720.png'))
+        page.screenshot(path=str(ARTIFACTS / f'demo-{assignment}-1280x720.png'))
+        if assignment == 'noughts_and_crosses':         # the notebook's kernel, kept across ten reloads
+            assert _started(process), 'no kernel for the workbook'
+            right_after, settled = ten_reloads(page, lambda: len(kernels(process)), '.jp-NotebookPanel .jp-Cell',
+                                               timeout=30)
+            print(f'\nmake demo: kernels after ten reloads: {right_after} at once, {settled} later')
+            assert settled == 1, settled
         context.close()
         assert process.poll() is None
+
+
+def _started(process, timeout=120):
+    """The workbook's kernel is running below JupyterLab."""
+    deadline = time.time() + timeout
+    while not kernels(process) and time.time() < deadline:
+        time.sleep(0.5)
+    return len(kernels(process)) == 1

@@ -183,6 +183,50 @@ FIGURES = """() => ({board: document.querySelector('.nac-step-board svg').getBou
         && !e.classList.contains('nac-present-settings')).map(e => e.getBoundingClientRect().bottom))})"""
 
 
+# What the tree shows: each value and window label with the path of the board above it, and the pruned boards.
+TREE_SHOWN = """() => {
+    const svg = document.querySelector('.nac-present-tree .nac-tree svg');
+    const nodes = [...svg.querySelectorAll('g.nac-node')].map(g => {
+        const r = g.querySelector('rect.nac-frame'), x = +r.getAttribute('x'), w = +r.getAttribute('width');
+        return {path: g.getAttribute('data-path') || '', cx: x + w / 2, bottom: +r.getAttribute('y') + w,
+                pruned: g.classList.contains('nac-pruned')};
+    });
+    const owner = (t) => {
+        const x = +t.getAttribute('x'), y = +t.getAttribute('y');
+        const above = nodes.filter(n => Math.abs(n.cx - x) < 1 && n.bottom <= y).sort((a, b) => b.bottom - a.bottom);
+        return above.length ? above[0].path : null;
+    };
+    return {labels: [...svg.querySelectorAll('text.nac-value, text.nac-window')].map(t => ({path: owner(t),
+                kind: t.classList.contains('nac-value') ? 'value' : 'window', text: t.textContent.trim()})),
+            pruned: nodes.filter(n => n.pruned).map(n => n.path)};
+}"""
+VALUE = {1: '+1', 0: '0', -1: '−1'}
+
+
+def parse(path):
+    return tuple(tuple(int(n) for n in move.split(',')) for move in path.split(';') if move)
+
+
+def check_tree(page, texts, reference, label):
+    """The tree shows a value (the reference α-β's) only from the step whose text says it backs up, a window only
+    once its board was entered or backed up, and a board greyed as pruned only from the step that cuts it: the
+    reference's events in order, as many as the step texts so far name."""
+    backed = dict(reference.backed[:sum(' backs up' in text for text in texts)])
+    entered = {path for path, _ in reference.entered[:sum('moves to try' in text for text in texts)]}
+    cut = {path + (move,) for path, moves in reference.cuts[:sum(t.startswith('Cut ') for t in texts)] for move in moves}
+    shown = page.evaluate(TREE_SHOWN)
+    values = 0
+    for item in shown['labels']:
+        path = parse(item['path'])
+        if item['kind'] == 'value' and not item['text'].startswith('?'):
+            assert path in backed and item['text'].split()[0] == VALUE[backed[path]], (label, item, len(texts))
+            values += 1
+        elif item['kind'] == 'window' and item['text'] != 'pruned':
+            assert path in entered | set(backed), (label, item, len(texts))
+    assert {parse(path) for path in shown['pruned']} <= cut, (label, shown['pruned'], len(texts))
+    return values, len(shown['pruned'])
+
+
 def step_to(page, index):
     page.keyboard.press('ArrowRight')
     page.wait_for_function("(n) => new RegExp('· step ' + n + '( |$)').test("
@@ -199,10 +243,14 @@ def check_in_view(page, label):
 
 def test_the_presenter_layout_keeps_the_search_on_one_screen(presented):
     """At 1280x720 and 1920x1080, at 100 % and 150 % zoom (emulated as the browser zooms: width/zoom x height/zoom
-    CSS px at a device pixel ratio of zoom): the first 30 steps and a cut of alpha-beta in view, type sizes."""
+    CSS px at a device pixel ratio of zoom): the first 30 steps and a cut of alpha-beta in view, the tree's values,
+    windows and pruned boards never ahead of the steps, type sizes."""
     from playwright.sync_api import sync_playwright
+    from test_stepping import Reference
     url, _folder = presented
     figures = {}
+    reference = Reference(True, 'listed', 2)            # the page's α-β: listed order, live depth 2
+    reference.search(oracle.EMPTY_BOARD, 'x')
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -219,16 +267,20 @@ def test_the_presenter_layout_keeps_the_search_on_one_screen(presented):
                 ready = time.perf_counter() - started
                 assert page.locator('.nac-present-settings').is_hidden(), 'the settings show before Settings'
                 assert page.evaluate(SETTINGS_SHOWN) == 0, 'a setting shows outside the Settings panel'
-                cut = None
+                cut, texts, seen = None, [], []
                 for index in range(1, 121):
                     step_to(page, index)
-                    if index <= 30 or (cut is None and said_now(page).startswith('Cut ')):
+                    texts.append(said_now(page))
+                    if index <= 30 or (cut is None and texts[-1].startswith('Cut ')):
                         check_in_view(page, f'{label}-step-{index}')
-                    if cut is None and said_now(page).startswith('Cut '):
+                        seen.append(check_tree(page, texts, reference, f'{label}-step-{index}'))
+                    if cut is None and texts[-1].startswith('Cut '):
                         cut = index
+                        assert seen[-1][1] > 0, f'{label}: the cut is not greyed at its step'
                     if index >= 30 and cut is not None:
                         break
                 assert cut is not None, f'{label}: no cut in 120 steps'
+                assert sum(1 for values, _ in seen if values) > 10, f'{label}: values were seen appearing'
                 assert page.locator('.nac-present-tree svg .nac-pruned').count() > 0, 'the cut greys the tree'
                 smallest = page.evaluate(SMALLEST)
                 figures[width, zoom] = dict(page.evaluate(FIGURES), smallest=smallest['px'], ready=ready, cut=cut,
@@ -250,3 +302,17 @@ def test_the_presenter_layout_keeps_the_search_on_one_screen(presented):
 
 def said_now(page):
     return page.locator('.nac-step-text').first.inner_text().strip()
+
+
+def test_the_presenter_pictures_in_the_docs_are_the_script_s_at_1280x720():
+    """docs/widget.md shows the presenter at 1280x720 in pictures that scripts/widget_screenshots.py writes (a
+    1280x720 window; at 150 % zoom 1920x1080 device pixels, or 1280x720 scaled down)."""
+    import struct
+    shown = set(re.findall(r'\(images/(presenter[^)]*\.png)\)', (ROOT / 'docs' / 'widget.md').read_text()))
+    written = set(re.findall(r"'(presenter[^']*\.png)'", (ROOT / 'scripts' / 'widget_screenshots.py').read_text()))
+    assert len(shown) >= 4 and shown <= written, (shown, written)
+    for name in shown:
+        header = (ROOT / 'docs' / 'images' / name).read_bytes()[:24]
+        assert header[:8] == b'\x89PNG\r\n\x1a\n', name
+        size = struct.unpack('>II', header[16:24])
+        assert size in ([(1280, 720), (1920, 1080)] if '150pct' in name else [(1280, 720)]), (name, size)

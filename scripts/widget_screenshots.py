@@ -114,6 +114,32 @@ def shots(browser, url, out):
         if text(page).startswith('Predict:'):
             break
     page.screenshot(path=str(out / 'presenter-predict-1280x720.png'))
+    settings(page, True)                              # which moves will be pruned, in position C
+    page.select_option('.nac-start select', label='C: x to move, 3 empty')
+    page.select_option('.nac-ask select', label='moves pruned (α-β)')
+    page.wait_for_function("() => /Press Step/.test(document.querySelector('.nac-step-text').textContent)",
+                           timeout=30_000)
+    settings(page, False)
+    asked = "() => /^Predict:/.test(document.querySelector('.nac-step-text').textContent.trim())"
+
+    def to_question():
+        for _ in range(12):
+            page.keyboard.press('ArrowRight')
+            page.wait_for_timeout(600)
+            if page.evaluate(asked):
+                return
+        raise SystemExit('no question asked')
+    to_question()
+    page.wait_for_timeout(700)
+    page.screenshot(path=str(out / 'presenter-prune-1280x720.png'))
+    while '(after 2,1)' not in text(page):            # 'none' at the start and after 1,2, to the first cut's question
+        page.locator('.nac-choice', has_text='none').first.click()
+        page.wait_for_function("() => /You said/.test(document.querySelector('.nac-step-text').textContent)")
+        to_question()
+    page.locator('.nac-choice', has_text='none').first.click()
+    page.wait_for_function("() => /You said/.test(document.querySelector('.nac-step-text').textContent)")
+    page.wait_for_timeout(700)
+    page.screenshot(path=str(out / 'presenter-prune-reveal-1280x720.png'))
     page.context.close()
     page = open_page(browser, url, zoom=1.5)          # 150 % zoom
     step(page, 12)

@@ -12,8 +12,8 @@ cells, widget cells and calls are left out. That code runs in the grading sandbo
 (present_kernels.py); --unsandboxed runs it with the lecturer's own rights instead.
 
 The page requests nothing from another machine (the template nac-present drops Voilà's two links to a CDN), and
-the kernel of a page that was closed or reloaded is shut down: by Voilà's own request as the page unloads, and
-otherwise by culling (a kernel with no page connected and idle for CULL_IDLE seconds).
+the kernel of a page that was closed or reloaded is shut down by culling (a kernel with no page connected and idle
+for CULL_IDLE seconds): the request Voilà's page sends as it unloads is refused here (403, no _xsrf argument).
 
     python -m coursetools.instructor.present [ASSIGNMENT] [--notebook PATH] [--port 8866] [--no-browser] [--no-tree]
                                              [--cull-idle SECONDS]

@@ -1,9 +1,11 @@
 """What predict-then-reveal asks before a step: the value that backs up, the move the side to move chooses, or
-(alpha-beta) whether the moves left are cut and the window (α, β) a position is searched with. Read off the Steps
-and the Outline: the answer is what the notebook's search did next. Pure Python."""
+(alpha-beta) whether the moves left are cut, the window (α, β) a position is searched with, and which of its moves
+will be pruned. Read off the Steps and the Outline: the answer is what the notebook's search did next (or, for the
+pruned moves, later: the steps ahead are asked of the same kept search). Pure Python."""
 from .calls import format_bound, format_value
 
-ASK = (('values', 'value'), ('moves chosen', 'move'), ('cuts (α-β)', 'cut'), ('α and β (α-β)', 'window'))
+ASK = (('values', 'value'), ('moves chosen', 'move'), ('cuts (α-β)', 'cut'), ('α and β (α-β)', 'window'),
+       ('moves pruned (α-β)', 'prune'))
 INF = float('inf')
 BOUNDS = (-INF, -1, 0, 1, INF)
 WINDOWS = tuple((a, b) for a in BOUNDS for b in BOUNDS if a < b)      # the ten a search can pass down
@@ -36,8 +38,9 @@ class Question:
         return f'You said {self.label(said)}: {verdict}. {self.reason}.'
 
 
-def question(kind, step, outline):
-    """The question of ``kind`` ('value', 'move', 'cut') to ask before ``step`` is applied to ``outline``, or None."""
+def question(kind, step, outline, ahead=None):
+    """The question of ``kind`` ('value', 'move', 'cut', 'window', 'prune') to ask before ``step`` is applied to
+    ``outline``, or None; ``ahead()`` iterates over the steps from ``step`` on (needed for 'prune')."""
     if step is None:
         return None
     if kind == 'value' and step.kind in VALUED:
@@ -55,7 +58,57 @@ def question(kind, step, outline):
         return _cut_question(step, outline)
     if kind == 'window' and outline.alphabeta and step.kind == 'enter' and step.path:
         return _window_question(step, outline)
+    if kind == 'prune' and outline.alphabeta and ahead is not None and step.path:
+        return _prune_question(step, outline, ahead)
     return None
+
+
+def _prune_question(step, outline, ahead):
+    """Before the first move of a position just entered is searched: which of its moves will be pruned (a cut
+    prunes the moves after the one that closed the window), or none. The answer is the search's own cut there."""
+    parent = outline.lines.get(step.path[:-1])
+    if parent is None or parent.status != 'open' or parent.window is None or len(parent.children) < 2 or \
+            step.path != parent.children[0].path or any(child.status != 'waiting' for child in parent.children):
+        return None
+    before, cut = None, None
+    for each in ahead():
+        if each.kind == 'error':
+            return None
+        if each.path == parent.path:
+            cut = each if each.kind == 'cutoff' else None
+            break
+        if len(each.path) == len(parent.path) + 1 and each.kind in ('leaf', 'deep', 'backup'):
+            before = each      # the last value to reach the position before it stops
+    else:
+        return None
+    moves = [child.path[-1] for child in parent.children]
+    answer = tuple(tuple(move) for move in cut.pruned_moves) if cut else ()
+    options = [()] + [tuple(moves[k:]) for k in range(len(moves) - 1, 0, -1)]     # none, the last, the last two…
+    options += [answer] if answer not in options else []
+    alpha, beta = (format_bound(bound) for bound in parent.window)
+    at = f'{where(parent.path)}, {parent.player} to move,'
+    if cut is not None and before is not None:
+        reason = (f'{at[0].upper()}{at[1:]} was searched with α {alpha}, β {beta}; {_name(before.path[-1])} backed up '
+                  f'{format_value(before.value)} and closed the window. {cut.text.rstrip(".")}')
+    else:
+        limit = f'≥ β ({beta})' if parent.player == 'x' else f'≤ α ({alpha})'
+        reason = (f'none: {at} was searched with α {alpha}, β {beta} and no move backed up a value {limit}, so '
+                  f'{parent.player} tried all {len(moves)}')
+    text = (f'Predict: the board drawn ({where(parent.path)}), {parent.player} to move, searched with α {alpha}, '
+            f'β {beta}: which of its moves ({", ".join(_name(move) for move in moves)}) will be pruned?')
+    return Question('prune', _At(parent, parent.window), text, [(_names(option), option) for option in options],
+                    answer, reason, 'pruned: ?')
+
+
+def _name(move):
+    return f'{move[0]},{move[1]}'
+
+
+def _names(moves):
+    """A button's label: 'none', '2,2', '2,1 · 2,2', '1,0 … 2,2 (5)' (a run of the last moves, listed in the text)."""
+    if len(moves) > 2:
+        return f'{_name(moves[0])} … {_name(moves[-1])} ({len(moves)})'
+    return ' · '.join(_name(move) for move in moves) if moves else 'none'
 
 
 def _window_question(step, outline):
@@ -102,7 +155,8 @@ def _cut_question(step, outline):
 
 
 class _At:
-    """Where a cut or window question is asked: a line or step, its window left out (it may be the answer)."""
+    """Where a cut, window or prune question is asked: a line or step, its window left out unless given (it may be
+    the answer)."""
 
-    def __init__(self, line):
-        self.path, self.player, self.state, self.searched_with = line.path, line.player, line.state, None
+    def __init__(self, line, window=None):
+        self.path, self.player, self.state, self.searched_with = line.path, line.player, line.state, window

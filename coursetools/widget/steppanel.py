@@ -143,11 +143,8 @@ class StepPanel:
 
     def _peek(self):
         """The next Step (asked of the search if it is not kept yet), or None after the last."""
-        if self.index == len(self.steps):
-            step = next(self.generator, None)
-            if step is None:
-                return None
-            self.steps.append(step)
+        if self.index == len(self.steps) and self._more() is None:
+            return None
         return self.steps[self.index]
 
     def _asking(self):
@@ -155,7 +152,21 @@ class StepPanel:
         if self.revealed == self.index or not self.ui.predict.value or self.outline is None or \
                 self.index in self.answered:
             return None         # after a reveal, the next question comes with the next Step
-        return question(self.ui.ask.value, self._peek(), self.outline)
+        return question(self.ui.ask.value, self._peek(), self.outline, self._ahead)
+
+    def _ahead(self):
+        """The steps from the next one on, asked of the search as they are needed (and kept)."""
+        index = self.index
+        while index < len(self.steps) or self._more() is not None:
+            yield self.steps[index]
+            index += 1
+
+    def _more(self):
+        """The search's next step, kept; None after the last."""
+        step = next(self.generator, None)
+        if step is not None:
+            self.steps.append(step)
+        return step
 
     def _forward(self, ask=True):
         """Apply the next Step: it, or 'ask' when a prediction comes first, or None after the last step."""
