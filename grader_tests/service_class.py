@@ -16,18 +16,19 @@ ASSIGNMENT = 'noughts_and_crosses'
 COURSE_ID = 'minimax'
 
 
-def exchange_course(folder, config_lines=()):
-    """A copy of the course with no submissions, the assignment released to its exchange (nbgrader's
+def exchange_course(folder, config_lines=(), assignments=(ASSIGNMENT,)):
+    """A copy of the course with no submissions, `assignments` released to its exchange (nbgrader's
     generate_assignment and release_assignment), and `config_lines` added to its nbgrader_config.py."""
     course = copy_course(pathlib.Path(folder) / 'course', students=[])
     (course / 'roster.csv').unlink(missing_ok=True)
     if config_lines:
         with open(course / 'nbgrader_config.py', 'a') as config:
             config.write('\n' + '\n'.join(config_lines) + '\n')
-    for step in ('generate_assignment', 'release_assignment'):
-        done = subprocess.run([sys.executable, '-m', 'nbgrader', step, ASSIGNMENT, '--force'], cwd=course,
-                              env=grade_env(course), capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout + done.stderr
+    for assignment in assignments:
+        for step in ('generate_assignment', 'release_assignment'):
+            done = subprocess.run([sys.executable, '-m', 'nbgrader', step, assignment, '--force'], cwd=course,
+                                  env=grade_env(course), capture_output=True, text=True)
+            assert done.returncode == 0, done.stdout + done.stderr
     return course
 
 
@@ -45,15 +46,15 @@ def student_args(course, home, student):
             f'--Exchange.assignment_dir={home}']
 
 
-def submit(course, home, student, notebook, in_process=True):
+def submit(course, home, student, notebook, in_process=True, assignment=ASSIGNMENT):
     """`nbgrader submit` of `notebook` by `student` from their folder `home` (made here): the folder name the
     exchange gave it. In this process through nbgrader's app (cheap: a burst of forty), or as the command."""
     home = pathlib.Path(home)
-    (home / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
-    nbformat.write(notebook, home / ASSIGNMENT / f'{ASSIGNMENT}.ipynb')
+    (home / assignment).mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, home / assignment / f'{assignment}.ipynb')
     inbound = course / 'exchange' / COURSE_ID / 'inbound'
     before = set(os.listdir(inbound)) if inbound.is_dir() else set()
-    args = [ASSIGNMENT, *student_args(course, home, student)]
+    args = [assignment, *student_args(course, home, student)]
     if in_process:
         from nbgrader.apps import SubmitApp
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
@@ -68,11 +69,11 @@ def submit(course, home, student, notebook, in_process=True):
     return new
 
 
-def fetch_feedback(course, home, student):
+def fetch_feedback(course, home, student, assignment=ASSIGNMENT):
     """`nbgrader fetch_feedback` as the student: {feedback page's path: its text} found."""
-    subprocess.run([sys.executable, '-m', 'nbgrader', 'fetch_feedback', ASSIGNMENT,
+    subprocess.run([sys.executable, '-m', 'nbgrader', 'fetch_feedback', assignment,
                     *student_args(course, home, student)], cwd=home, capture_output=True, text=True)
-    return {p: p.read_text() for p in (pathlib.Path(home) / ASSIGNMENT / 'feedback').glob('*/*.html')}
+    return {p: p.read_text() for p in (pathlib.Path(home) / assignment / 'feedback').glob('*/*.html')}
 
 
 def start_service(course, *args, log=None):

@@ -229,7 +229,10 @@ def test_keys_work_after_every_checkbox_and_slider_and_labels_are_big(browser, p
             box.click()
             state = box.is_checked()
             page.wait_for_timeout(500)
-            assert changed_by(page, 'ArrowRight'), f'→ ignored after clicking checkbox {index}'
+            # a question asked (Play may stop on one while "predict" is ticked) waits for its answer, not for →
+            asking = page.locator('.nac-step-text').first.inner_text().strip().startswith('Predict:')
+            key = '0' if asking else 'ArrowRight'
+            assert changed_by(page, key), f'{key} ignored after clicking checkbox {index}'
             page.keyboard.press(' ')                            # Play, then Pause, not the checkbox
             page.keyboard.press(' ')
             page.wait_for_timeout(300)

@@ -18,43 +18,42 @@ from service_class import (ASSIGNMENT, COURSE_ID, answers, exchange_course, fetc
 pytestmark = needs_sandbox
 
 
-def task_marks(course):
-    table, _ = marks.marks_by_task(f'sqlite:///{course / "gradebook.db"}', ASSIGNMENT)
+def task_marks(course, assignment=ASSIGNMENT):
+    table, _ = marks.marks_by_task(f'sqlite:///{course / "gradebook.db"}', assignment)
     return table
 
 
-def all_done(course, count):
-    found = states(course)
-    return len(found) == count and all(state in ('graded', 'refused') for _, state, *_ in found.values())
-
-
 def test_marks_equal_make_grades_for_the_demo_class_handed_in_one_by_one(graded_class, tmp_path):
-    """Each demo student hands in through the exchange; the first three one at a time (each graded alone), the
-    rest as a burst: every task's mark is the one `make grade` gave the same notebook, and each student's
-    fetch_feedback finds their own page with their score."""
-    reference = task_marks(graded_class[0])
-    course = exchange_course(tmp_path)
+    """Each demo student hands in both workbooks through the exchange; the first three one at a time (each graded
+    alone), the rest as a burst: every task's mark is the one `make grade` gave the same notebook, and each
+    student's fetch_feedback finds their own page with their score."""
+    second = 'alpha_beta'
+    reference = {assignment: task_marks(graded_class[0], assignment) for assignment in (ASSIGNMENT, second)}
+    course = exchange_course(tmp_path, assignments=(ASSIGNMENT, second))
     service = start_service(course, '--no-pages')
-    students = sorted(reference)
+    students = sorted(reference[ASSIGNMENT])
+    handed_in = [(student, ASSIGNMENT) for student in students] + [(student, second) for student in
+                                                                    sorted(reference[second])]
     try:
-        for count, student in enumerate(students[:3], 1):
-            submit(course, tmp_path / student, student, answers(student))
+        for count, (student, assignment) in enumerate(handed_in[:3], 1):
+            submit(course, tmp_path / student, student, answers(student, assignment), assignment=assignment)
             assert wait_for(lambda: all_done(course, count), 60), (course / 'service.log').read_text()
-        for student in students[3:]:
-            submit(course, tmp_path / student, student, answers(student))
-        assert wait_for(lambda: all_done(course, len(students)), 240), (course / 'service.log').read_text()
+        for student, assignment in handed_in[3:]:
+            submit(course, tmp_path / student, student, answers(student, assignment), assignment=assignment)
+        assert wait_for(lambda: all_done(course, len(handed_in)), 300), (course / 'service.log').read_text()
     finally:
         stop(service)
     log = (course / 'service.log').read_text()
-    assert task_marks(course) == reference
-    assert {s: (state, gradings) for s, state, _, gradings, _ in states(course).values()} == \
-        {s: ('graded', 1) for s in students}
-    for student in students:            # the log says what was graded, for whom, the mark and how long
-        assert re.search(rf'graded {student} {ASSIGNMENT}: [\d.]+/12; graded in [\d.]+ s', log), log
-    for student in ('ada', students[-1]):
-        pages = fetch_feedback(course, tmp_path / student, student)
-        total = sum(reference[student].values())
-        assert len(pages) == 1 and f'Score: {total:g} / 12' in next(iter(pages.values())), pages
+    for assignment in reference:
+        assert task_marks(course, assignment) == reference[assignment], assignment
+    assert sorted((s, state, gradings) for s, state, _, gradings, _ in states(course).values()) == \
+        sorted((s, 'graded', 1) for s, _ in handed_in)
+    for student, assignment in handed_in:   # the log says what was graded, for whom, the mark and how long
+        assert re.search(rf'graded {student} {assignment}: [\d.]+/\d+; graded in [\d.]+ s', log), log
+    for student, assignment in [('ada', ASSIGNMENT), (students[-1], ASSIGNMENT), ('ada', second)]:
+        pages = fetch_feedback(course, tmp_path / student, student, assignment)
+        total = sum(reference[assignment][student].values())
+        assert len(pages) == 1 and re.search(rf'Score: {total:g} / \d+', next(iter(pages.values()))), pages
 
 
 def wait_grading(course, timeout=60):
