@@ -23,6 +23,11 @@ def task_marks(course, assignment=ASSIGNMENT):
     return table
 
 
+def all_done(course, count):
+    found = states(course)
+    return len(found) == count and all(state in ('graded', 'refused') for _, state, *_ in found.values())
+
+
 def test_marks_equal_make_grades_for_the_demo_class_handed_in_one_by_one(graded_class, tmp_path):
     """Each demo student hands in both workbooks through the exchange; the first three one at a time (each graded
     alone), the rest as a burst: every task's mark is the one `make grade` gave the same notebook, and each
