@@ -174,3 +174,27 @@ def test_a_worker_lost_mid_run_costs_no_student_a_mark(cluster, tmp_path):
     assert doomed.poll() is not None, 'the doomed worker was never killed: ' + text[-2000:]
     assert grading.returncode == 0, text[-3000:]
     assert graded_marks(course) == {student: EXPECTED[student] for student in students}, text[-3000:]
+
+
+def test_the_grading_service_grades_on_the_cluster_as_make_grade_does(cluster, tmp_path):
+    """`make serve` with `c.Grading.scheduler`: submissions handed in through the exchange are graded on the
+    cluster's worker (it is proven and given its grading slots) with the marks a local run gives."""
+    from service_class import answers, exchange_course, start_service, states, stop, submit, wait_for
+    cluster.worker('healthy')
+    cluster.wait_for(1)
+    course = exchange_course(tmp_path)
+    students = ('ada', 'dan')
+    for student in students:
+        submit(course, tmp_path / student, student, answers(student))
+    service = start_service(course, '--no-pages', f'--Grading.scheduler={cluster.address}')
+    try:
+        done = wait_for(lambda: sorted(row[1] for row in states(course).values()) == ['graded'] * 2, 180)
+        assert done, (course / 'service.log').read_text()[-3000:]
+    finally:
+        stop(service)
+    assert graded_marks(course) == {student: EXPECTED[student] for student in students}
+    from distributed import Client
+    plugin = pool.SLOTS_PLUGIN
+    with Client(cluster.address, timeout='30s') as client:     # the worker was proven and graded: its slots exist
+        installed = client.run(lambda dask_worker: dask_worker.plugins.get(plugin) is not None)
+    assert list(installed.values()) == [True], installed
