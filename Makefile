@@ -95,7 +95,7 @@ present: venv
 	$(BIN)/python -m coursetools.instructor.present $(or $(ASSIGNMENT),noughts_and_crosses) $(if $(NOTEBOOK),--notebook "$(NOTEBOOK)") --port $(or $(PORT),8866) $(PRESENT_ARGS)
 
 ## make benchmark: print the measured figures (workbook, widget, sandbox overhead, parallel grading, regrading,
-## kernels against the last revision with a fork server, the grading service's latency).
+## kernels against the last revision with a fork server, a kernel's CPU, the grading service's latency).
 benchmark: venv
 	bash scripts/system-packages.sh grade
 	$(BIN)/python benchmarks/notebook_benchmark.py
@@ -105,6 +105,7 @@ benchmark: venv
 	$(BIN)/python benchmarks/grading_benchmark.py --class demo
 	$(BIN)/python benchmarks/regrade_benchmark.py
 	$(BIN)/python benchmarks/kernels_benchmark.py
+	$(BIN)/python benchmarks/kernel_start_benchmark.py
 	$(BIN)/python benchmarks/service_benchmark.py
 
 ## make clean: delete every grading output (autograded/ keeps its README) and the gradebook, after keeping a copy of
