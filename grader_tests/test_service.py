@@ -78,8 +78,9 @@ def test_sigterm_and_kill_9_mid_grade_lose_nothing_and_grade_each_submission_onc
     time.sleep(1.5)         # its kernels running
     began = time.monotonic()
     service.send_signal(signal.SIGTERM)
-    service.wait(30)
-    assert time.monotonic() - began < 10
+    # a bound that catches a hang, not a benchmark: once 32 s beside the suite's grading classes (load about 10)
+    service.wait(90)
+    assert time.monotonic() - began < 60
     stop(service)
     assert [state for _, state, *_ in states(course).values()].count('grading') == 0
     assert 'stopped: ' in (course / 'service.log').read_text()
