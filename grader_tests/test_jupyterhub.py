@@ -20,10 +20,10 @@ import pytest
 from conftest import ROOT, needs_sandbox
 from postgres import free_port
 from service_class import ASSIGNMENT, COURSE_ID, answers, exchange_course, stop, wait_for
+import test_browser
 
+browser = test_browser.browser          # test_browser.py's chromium (Debian's, driven by Playwright)
 pytestmark = [needs_sandbox, pytest.mark.serial]
-CHROMIUM = '/usr/bin/chromium'
-CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run']
 PROXY = ROOT / '.venv' / 'node' / 'node_modules' / '.bin' / 'configurable-http-proxy'
 STUDENTS = ('zoe', 'bob', 'max')
 
@@ -94,17 +94,6 @@ def hub(tmp_path_factory):
         yield base, course, folder
     finally:
         stop(process, 60)
-
-
-@pytest.fixture(scope='module')
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def log_in(browser, base, name):
