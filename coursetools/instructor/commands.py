@@ -105,6 +105,16 @@ def stop_on_ctrl_c_and_kill():
     sys.unraisablehook = raise_again
 
 
+def parse_with_nbgrader_settings(parser, argv=None):
+    """The command's own arguments, and the nbgrader settings given after them (`--Class.trait=value`, passed on
+    to nbgrader); anything else is refused by the parser."""
+    args, options = parser.parse_known_args(argv)
+    unknown = [o for o in options if not o.startswith('--') or '=' not in o]
+    if unknown:
+        parser.error(f'unrecognised arguments: {" ".join(unknown)} (nbgrader settings look like --Class.trait=value)')
+    return args, options
+
+
 def run_separately(course, command, *args, db=None, check=True):
     """`nbgrader <command> <args>` as a process of its own in the course folder; stops with its log if it fails
     (unless check=False). Returns the finished process."""

@@ -195,10 +195,7 @@ def main(argv=None):
     parser.add_argument('--db', help='gradebook URL, e.g. postgresql://user@host/course (default: gradebook.db)')
     parser.add_argument('--no-progress', action='store_true', help='status lines only, no progress bar')
     parser.add_argument('--json', metavar='FILE', help='write each run\'s report (notes, timings) to FILE')
-    args, options = parser.parse_known_args(argv)
-    unknown = [o for o in options if not o.startswith('--') or '=' not in o]
-    if unknown:
-        parser.error(f'unrecognised arguments: {" ".join(unknown)} (nbgrader settings look like --Class.trait=value)')
+    args, options = commands.parse_with_nbgrader_settings(parser, argv)
     course = Course.at(args.course)
     os.chdir(course.root)       # nbgrader reads nbgrader_config.py from the current folder
     started = time.perf_counter()

@@ -287,10 +287,7 @@ def main(argv=None):
     parser.add_argument('--port', type=int, help='where the pages listen (default: c.Service.port)')
     parser.add_argument('--no-pages', action='store_true', help='grade only: serve no pages')
     parser.add_argument('--once', action='store_true', help='grade what is in the exchange, then stop')
-    args, options = parser.parse_known_args(argv)
-    unknown = [o for o in options if not o.startswith('--') or '=' not in o]
-    if unknown:
-        parser.error(f'unrecognised arguments: {" ".join(unknown)} (nbgrader settings look like --Class.trait=value)')
+    args, options = commands.parse_with_nbgrader_settings(parser, argv)
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(message)s', stream=sys.stdout)
     logging.getLogger('tornado.access').setLevel(logging.WARNING)
     logging.getLogger('watchfiles').setLevel(logging.WARNING)
