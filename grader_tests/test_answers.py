@@ -106,11 +106,12 @@ def test_an_error_arrives_with_the_students_traceback_and_nothing_of_the_grader(
 
 def given_to_the_kernel(name, own=None):
     """`name` as the kernel gets it while another function is tested: the agent's lookup in the checker's table
-    (sent as JSON text, values only); `own`: the student's own function of that name (its parameters' names)."""
+    (sent as compressed JSON text, values only); `own`: the student's own function of that name (its parameters'
+    names)."""
     reference, arguments = alpha_beta.KERNEL_ANSWERS[name]
-    text = checker_plan.answer_table(reference, arguments)
-    table = json.loads(text)
+    table = kernel_agent.read_table(checker_plan.answer_table(reference, arguments))
     assert all(isinstance(value, str) for value in table.values())
+    text = json.dumps(table)
     assert 'def ' not in text and 'lambda' not in text and 'return' not in text
     return kernel_agent._answering(name, table, own or reference)
 

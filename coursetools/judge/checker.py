@@ -229,7 +229,7 @@ class Session:
         needed = needed_tables(payload, context.get('replace', ()))
         if needed:          # a new kernel: the answers it may use go with the request, once per kernel
             payload = self.exchange(text[:-1] + ',"tables":{' + ','.join(
-                f'{json.dumps(table)}:{self.tables[table]}' for table in needed) + '}}')
+                f'{json.dumps(table)}:"{self.tables[table]}"' for table in needed) + '}}')
         for stream, text in payload.get('streams', ()):     # warnings, logging, stray output: shown, never judged
             (self.cell_stderr if stream == 'stderr' else self.cell_stdout).write(text)
         if 'gone' in payload:

@@ -3,8 +3,10 @@ test cells need, which function each test cell tests, the order the test cells r
 answers a kernel may be given (values, never code). Pure functions of the gradebook's sources and the checks
 modules; nothing here sees a student's answer."""
 import ast
+import base64
 import importlib
 import json
+import zlib
 
 
 def parse(source):
@@ -86,18 +88,19 @@ def order_of_tests(tests, graded):
     return order + waiting
 
 
-_TABLES = {}            # (reference, arguments) -> JSON text of a table, computed once per checker process
+_TABLES = {}            # (reference, arguments) -> a table as sent, computed once per checker process
 
 
 def answer_table(reference, arguments):
-    """JSON text of {the kernel agent's key of a call: JSON text of the correct answer} for each argument tuple
-    `arguments()` gives, computed by `reference`."""
+    """A table of correct answers as the kernel is sent it: {the kernel agent's key of a call: JSON text of the
+    correct answer} for each argument tuple `arguments()` gives, computed by `reference`, as JSON text compressed
+    and in base64 (`kernel_agent.read_table` reads it): a tenth of the bytes to pass on and check for each kernel."""
     if (reference, arguments) not in _TABLES:
         from coursetools.sandbox.inside import kernel_agent
         text = json.JSONEncoder(separators=(',', ':')).encode         # one encoder for the whole table
         table = {kernel_agent.table_key(args): text(kernel_agent.encode(reference(*args), [kernel_agent.MAX_NODES]))
                  for args in arguments()}
-        _TABLES[reference, arguments] = text(table)
+        _TABLES[reference, arguments] = base64.b64encode(zlib.compress(text(table).encode(), 6)).decode('ascii')
     return _TABLES[reference, arguments]
 
 

@@ -23,11 +23,13 @@ REPLY_AFTER_INTERRUPT = 3.0       # seconds the child gets to answer once interr
 
 class CellProcesses:
     """The child serving the current test cell. `serve(text)` answers one request (in the child); `quiet()`
-    runs first in each child and cuts it off from the kernel's sockets, which belong to the parent; `tables`
-    holds the tables of answers the grader has sent this kernel (kept here, so that every child has them)."""
+    runs first in each child and cuts it off from the kernel's sockets, which belong to the parent;
+    `take_tables(sent)` keeps the tables of answers the grader sends this kernel, here, so that every child
+    has them, read once; it returns the names of those kept."""
 
-    def __init__(self, serve, quiet, tables):
-        self.serve, self.quiet, self.tables = serve, quiet, tables
+    def __init__(self, serve, quiet, take_tables):
+        self.serve, self.quiet, self.take_tables = serve, quiet, take_tables
+        self.tables = set()
         self.cell = self.pid = self.child = None
 
     def respond(self, request_text):
@@ -35,7 +37,8 @@ class CellProcesses:
         try:
             request = json.loads(request_text)
             if request.get('tables'):
-                self.tables.update(request['tables'])
+                self.tables.update(self.take_tables(request.pop('tables')))
+                request_text = json.dumps(request, allow_nan=True)      # the child has them already
                 self.end()                  # a child forked before has not got them
             needed = [table for table in request.get('replace', ()) if table not in self.tables]
             if needed:

@@ -9,6 +9,7 @@ A request asks for one function to be called on a list of argument tuples, optio
   checker believes a count only with the trace that shows it (coursetools.checks.evidence).
 Everything is put back before the answer is sent. Each test cell's calls run in a child forked from the kernel
 (`cell_fork`, given to `install`), so nothing one test cell's calls change outlives that cell."""
+import base64
 import contextlib
 import io
 import json
@@ -16,6 +17,7 @@ import math
 import numbers
 import sys
 import traceback
+import zlib
 
 call_trace = sys.modules.get('_course_grader_call_trace')       # in the kernel: sent as text just before this
 if call_trace is None:
@@ -149,7 +151,7 @@ def install(cell_fork=None):
     shell = get_ipython()
     respond = lambda text: answer(shell.user_ns, text)
     if cell_fork is not None:
-        cells = cell_fork.CellProcesses(respond, lambda: cell_fork.quiet_kernel(shell), _tables)
+        cells = cell_fork.CellProcesses(respond, lambda: cell_fork.quiet_kernel(shell), take_tables)
         respond = cells.respond
         cell_fork.end_before_shutdown(shell.kernel, cells)
 
@@ -157,6 +159,17 @@ def install(cell_fork=None):
         comm.on_msg(lambda message: comm.send({'answer': respond(message['content']['data']['request'])}))
 
     shell.kernel.comm_manager.register_target(TARGET, opened)
+
+
+def read_table(sent):
+    """A table as the checker sends it (JSON text, compressed, in base64): {key: the answer as JSON text}."""
+    return json.loads(zlib.decompress(base64.b64decode(sent)).decode('utf-8'))
+
+
+def take_tables(sent):
+    """Keep the tables of a request ({name: table as sent}); the names kept."""
+    _tables.update({name: read_table(table) for name, table in sent.items()})
+    return list(sent)
 
 
 def answer(user_ns, request_text):
@@ -174,7 +187,7 @@ def serve(user_ns, request):
     """Call the function on each argument tuple. The reply's `results` hold, per call, the encoded value, or
     {'!': outcome} when there is more to say (an error, a refusal, printed text, a count, records)."""
     name = request['function']
-    _tables.update(request.get('tables') or {})
+    take_tables(request.get('tables') or {})
     needed = [table for table in request.get('replace', ()) if table not in _tables]
     if needed:
         return {'need_tables': needed}
