@@ -1,11 +1,14 @@
-"""Counting and tracing the calls a function makes through its own global name (its recursion), for the kernel
-agent (sent into the kernel as text before it) and for the checks run in the instructor's own kernel. Standard
-library only. The checker believes a count only with its trace (coursetools.checks.evidence)."""
+"""Counting and tracing the calls a function makes through its own global name (its recursion), and keeping what
+a call prints, for the kernel agent (sent into the kernel as text before it) and for the checks run in the
+instructor's own kernel. Standard library only. The checker believes a count only with its trace
+(coursetools.checks.evidence)."""
 import contextlib
 import inspect
+import io
 import numbers
 
 TRACE_LIMIT = 300_000               # traced calls kept per request: more than any count that earns a mark
+PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints: its first and last half
 
 
 class Trace:
@@ -93,3 +96,30 @@ def watching(function, note):
 
     watched.__wrapped__ = function
     return watched
+
+
+class Printed(io.TextIOBase):
+    """stdout while the calls of a request run: of what a call prints, the first and last PRINTED_LIMIT / 2
+    characters (a result announced after pages of debugging output is still read)."""
+    half = PRINTED_LIMIT // 2
+
+    def start(self):
+        self.head, self.tail, self.size, self.in_tail = [], [], 0, 0
+
+    def write(self, text):
+        text = str(text)
+        head = text[:max(self.half - self.size, 0)]
+        self.head.append(head)
+        self.tail.append(text[len(head):])
+        self.size, self.in_tail = self.size + len(text), self.in_tail + len(text) - len(head)
+        if self.in_tail > 4 * self.half:
+            self.tail, self.in_tail = [''.join(self.tail)[-self.half:]], self.half
+        return len(text)
+
+    def writable(self):
+        return True
+
+    def text(self):
+        head, tail = ''.join(self.head), ''.join(self.tail)[-self.half:]
+        cut = self.size - len(head) - len(tail)
+        return head + ('\n[%d characters cut by the grader]\n' % cut if cut else '') + tail

@@ -11,7 +11,6 @@ Everything is put back before the answer is sent. Each test cell's calls run in 
 (`cell_fork`, given to `install`), so nothing one test cell's calls change outlives that cell."""
 import base64
 import contextlib
-import io
 import json
 import math
 import numbers
@@ -25,7 +24,6 @@ if call_trace is None:
 
 TARGET = 'course_grader'
 FILENAME = '<course grader>'
-PRINTED_LIMIT = 256 * 1024          # characters kept of what one call prints: its first and last half
 MAX_NODES = 3_000_000               # values in one answer
 _PLAIN = (int, float, str, tuple, list, set, frozenset, dict)
 _SCALARS = frozenset((str, int, bool))
@@ -224,7 +222,7 @@ def serve(user_ns, request):
         if request.get('count'):
             bind(name, trace.wrap)
         target = user_ns[name]
-        results, interrupted, stdout, printed = [], False, sys.stdout, _Printed()
+        results, interrupted, stdout, printed = [], False, sys.stdout, call_trace.Printed()
         for arguments in request['calls']:
             arguments = [_shared.setdefault(argument.name, {'dict': dict, 'list': list, 'set': set}[argument.kind]())
                          if isinstance(argument, _Shared) else argument for argument in arguments]
@@ -290,33 +288,6 @@ def _described(error):
 def _encode_or_none(value):
     with contextlib.suppress(Refused, RecursionError):
         return encode(value, [MAX_NODES])
-
-
-class _Printed(io.TextIOBase):
-    """stdout while the calls of a request run: of what a call prints, the first and last PRINTED_LIMIT / 2
-    characters (a result announced after pages of debugging output is still read)."""
-    half = PRINTED_LIMIT // 2
-
-    def start(self):
-        self.head, self.tail, self.size, self.in_tail = [], [], 0, 0
-
-    def write(self, text):
-        text = str(text)
-        head = text[:max(self.half - self.size, 0)]
-        self.head.append(head)
-        self.tail.append(text[len(head):])
-        self.size, self.in_tail = self.size + len(text), self.in_tail + len(text) - len(head)
-        if self.in_tail > 4 * self.half:
-            self.tail, self.in_tail = [''.join(self.tail)[-self.half:]], self.half
-        return len(text)
-
-    def writable(self):
-        return True
-
-    def text(self):
-        head, tail = ''.join(self.head), ''.join(self.tail)[-self.half:]
-        cut = self.size - len(head) - len(tail)
-        return head + ('\n[%d characters cut by the grader]\n' % cut if cut else '') + tail
 
 
 class NotInTable(LookupError):
