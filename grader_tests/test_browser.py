@@ -375,6 +375,9 @@ def wait_for_tree_width(page, tolerance=4):
 def check_layout(page, label, windows=False, controls=CONTROLS, min_label=MIN_LABEL_PX):
     """No control clipped, hidden, covered or truncated; tree labels big enough, apart and inside the picture."""
     wait_for_tree_width(page)
+    # the counts and the principal variation are written when the kernel's search of the position answers
+    page.wait_for_function("() => [...document.querySelectorAll('.nac-counts, .nac-pv')]"
+                           ".every(element => element.textContent.trim())", timeout=60_000)
     problems = page.evaluate(CONTROL_PROBLEMS, controls)
     page.evaluate("() => document.querySelector('.nac-widget').scrollIntoView({block: 'start'})")
     page.screenshot(path=str(ARTIFACTS / f'{label}.png'))
