@@ -497,6 +497,32 @@ def test_slow_score_shows_thinking_and_stop_interrupts_it(make_widget, functions
     assert 'thinking' not in w.status.value and len(w.history) == 2 and 'Stopped' in w.ui.note.value
 
 
+def test_a_button_pressed_while_the_tree_is_counted_is_not_lost(make_widget, functions):
+    """Perfect game pressed while a background job (here the tree's search) is inside score: the press is
+    handled on the kernel's main thread and must not be cancelled by that job's Stop check."""
+    inside, release = threading.Event(), threading.Event()
+    release.set()
+
+    def held_score(state, player):
+        if not release.is_set():
+            inside.set()
+            release.wait(30)
+        return functions['score'](state, player)
+    w = make_widget(state=oracle.nested('x   o    '), tree=True, score=held_score, pace=0.0,
+                    memoize=False)                                        # a redraw asks score again
+    release.clear()
+    inside.clear()
+    w.ui.depth.value = 1                   # a redraw: the worker's drawing job enters score and waits there
+    assert inside.wait(30), 'the drawing job never called score'
+    try:
+        w.perfect_game()
+    finally:
+        release.set()
+    assert w.wait(60)
+    assert 'Game over: draw' in turn_line(w), turn_line(w)
+    assert len(w.history) == 8 and oracle.empty_cells(w.state) == []
+
+
 # ---- grading, the shipped copy and the package's source --------------------------------------------------------
 
 def test_constructor_does_nothing_while_grading(monkeypatch):

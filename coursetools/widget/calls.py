@@ -107,15 +107,24 @@ class FunctionCaller:
     the notebook points at a wrapper that remembers and counts its recursive calls too: a plain minimax then visits
     each position once. ``calls['score']`` counts every call that reached the student's ``score``, recursive ones
     included; ``hits`` the answers served from memory. ``cancel_check`` (if set) is asked now and then and may raise
-    Cancelled to abandon the work.
+    Cancelled to abandon the work. It belongs to the thread that set it: a button's handler calling ``score_end`` on
+    the kernel's main thread is never cancelled by the background job running meanwhile.
     """
 
     def __init__(self, functions, memoize=True):
         self.functions = {name: fn for name, fn in functions.items() if fn is not None}
         self.memoize = memoize
         self.cache = {}
-        self.cancel_check = None
+        self._per_thread = threading.local()
         self.reset_counts()
+
+    @property
+    def cancel_check(self):
+        return getattr(self._per_thread, 'cancel_check', None)
+
+    @cancel_check.setter
+    def cancel_check(self, check):
+        self._per_thread.cancel_check = check
 
     def reset_counts(self):
         self.calls = dict.fromkeys(FUNCTION_NAMES, 0)
@@ -130,8 +139,9 @@ class FunctionCaller:
         return name in self.functions
 
     def check_cancel(self):
-        if self.cancel_check is not None:
-            self.cancel_check()
+        check = self.cancel_check
+        if check is not None:
+            check()
 
     def __call__(self, name, *args):
         self.check_cancel()
