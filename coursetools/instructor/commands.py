@@ -5,8 +5,6 @@ the same configuration files, command-line options and logic as `nbgrader <comma
 and nbgrader's imports each time (about 3 s per command). `Feedback` spreads `generate_feedback` over the
 cores: nbgrader converts one notebook at a time, and a graded notebook's HTML costs about 0.4 s.
 `run_separately` is the plain command in a process of its own (used by `--sequential`).
-
-    python -m coursetools.instructor.commands      # a helper of `Feedback`, started by it (not for typing)
 """
 from __future__ import annotations
 
@@ -144,34 +142,44 @@ def share_count(students, processes, min_share=MIN_PER_PROCESS):
 
 class Feedback:
     """`nbgrader generate_feedback <assignment> --force`, split over the cores: each share of the students (the
-    others left out with nbgrader's own `student_id_exclude`) is converted by its own process, the first one by
-    this process, the others by the `forked` helpers `make grade` made (`ForkedHelpers`). Without them (forking
-    was not safe) this process converts every share."""
+    others left out with nbgrader's own `student_id_exclude`) is converted by its own process, one of the `forked`
+    helpers `make grade` made (`ForkedHelpers`). Without them (forking was not safe) this process converts every
+    share. `start` gives the helpers their shares and returns at once, so that this process can do other work
+    meanwhile (the similarity report); `finish` converts what no helper took and waits for the rest."""
 
     def __init__(self, course, assignment, expected, db=None, min_share=MIN_PER_PROCESS, forked=None, options=()):
         self.course, self.assignment, self.db, self.min_share = course, assignment, db, min_share
         self.options = list(options)        # nbgrader settings for generate_feedback, as on its command line
-        self.processes = share_count(expected, 1 + len(forked.feedback) if forked else 1, min_share)
-        self.helpers = forked.feedback[:self.processes - 1] if forked else []
+        self.processes = share_count(expected, len(forked.feedback) if forked and forked.feedback else 1, min_share)
+        self.helpers = forked.feedback[:self.processes] if forked else []
+        self._students, self._mine, self._given = [], [], []
 
     def run(self, students):
+        self.start(students)
+        self.finish()
+
+    def start(self, students):
         students = sorted(students)
         count = share_count(len(students), self.processes, self.min_share)
         if any(',' in student for student in students):
             count = 1
         shares = [students[i::count] for i in range(count)]
-        failed, lost = [], []
         helpers, self.helpers = self.helpers, []
-        given = list(zip(shares[1:], helpers))
-        tickets = []
+        self._students = students
+        self._given = [(share, helper, helper.give(self._argv(students, share)))
+                       for share, helper in zip(shares, helpers)]
+        self._mine = shares[len(self._given):]
+        for helper in helpers[len(shares):]:
+            helper.dismiss()
+
+    def finish(self):
+        students, failed, lost = self._students, [], []
+        given, self._given = self._given, []
         try:
-            for share, helper in given:
-                tickets.append(helper.give(self._argv(students, share)))
-            for helper in helpers[len(shares) - 1:]:
-                helper.dismiss()
-            self._convert(students, shares[0], failed)
+            for share in self._mine:
+                self._convert(students, share, failed)
         finally:
-            for (share, helper), ticket in zip(given, tickets):
+            for share, helper, ticket in given:
                 outcome = helper.result(ticket)
                 if outcome is None:         # a helper that is gone: its share is converted here
                     lost.append(share)

@@ -172,16 +172,18 @@ def grade_assignment(course, assignment, students, phases, *, helpers=None, repo
                 notes, run = autograde(course, assignment, db=db, options=options, sequential=sequential,
                                        started=started, on_tail=on_tail, students=students, quiet=quiet)
                 write_status(course, assignment, notes)
-            if compare:
-                with phases.start(f'{assignment}: similarity'):
-                    compared = compare_submissions(course, assignment)
-            if reports is not None:
-                reports[assignment] = (commands.Report(course, assignment, db or course.db_url, helpers),
-                                       compared if compare else None)
             with phases.start(f'{assignment}: feedback'):
                 say(f'== {assignment}: feedback')
-                feedback.run([s for s in course.graded_students(assignment) if students is None or s in students])
-                explain_ungraded(course, assignment, notes, students)
+                # the helpers write the pages while this process compares the submissions
+                feedback.start([s for s in course.graded_students(assignment) if students is None or s in students])
+                try:
+                    compared = compare_submissions(course, assignment) if compare else None
+                    if reports is not None:     # after the similarity page, which the report links to
+                        reports[assignment] = (commands.Report(course, assignment, db or course.db_url, helpers),
+                                               compared)
+                    explain_ungraded(course, assignment, notes, students)
+                finally:
+                    feedback.finish()
             unchanged.remember(course, assignment, [s for s in course.graded_students(assignment)
                                                     if students is None or s in students], options, db)
     finally:

@@ -68,10 +68,10 @@ def busy(run):
 
 
 def helper_count(course, assignments):
-    """How many feedback helpers the largest class of these assignments can use: one per share beyond the
-    first (`commands.share_count`), at most one per core beyond the first."""
+    """How many feedback helpers the largest class of these assignments can use: one per share
+    (`commands.share_count`), at most one per core; this process meanwhile compares the submissions."""
     largest = max((len(course.students(a)) for a in assignments), default=0)
-    return commands.share_count(largest, os.cpu_count() or 1) - 1
+    return commands.share_count(largest, os.cpu_count() or 1) if largest else 0
 
 
 def grade_each(course, selection, phases, helpers, reports, db, options, sequential, settings):
