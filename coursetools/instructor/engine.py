@@ -174,8 +174,9 @@ def grade_assignment(course, assignment, students, phases, *, helpers=None, repo
                 write_status(course, assignment, notes)
             with phases.start(f'{assignment}: feedback'):
                 say(f'== {assignment}: feedback')
+                graded = [s for s in course.graded_students(assignment) if students is None or s in students]
                 # the helpers write the pages while this process compares the submissions
-                feedback.start([s for s in course.graded_students(assignment) if students is None or s in students])
+                feedback.start(graded)
                 try:
                     compared = compare_submissions(course, assignment) if compare else None
                     if reports is not None:     # after the similarity page, which the report links to
@@ -184,8 +185,7 @@ def grade_assignment(course, assignment, students, phases, *, helpers=None, repo
                     explain_ungraded(course, assignment, notes, students)
                 finally:
                     feedback.finish()
-            unchanged.remember(course, assignment, [s for s in course.graded_students(assignment)
-                                                    if students is None or s in students], options, db)
+            unchanged.remember(course, assignment, graded, options, db)
     finally:
         if started is not None:
             started.close()
