@@ -100,7 +100,7 @@ c.HTMLExporter.filters = {'clean_html': 'coursetools.instructor.safe_html.clean_
                           'strip_files_prefix': 'coursetools.instructor.safe_html.strip_files_prefix'}
 
 # Parallel grading (`make grade`, coursetools.grading.run): an existing Dask scheduler instead of a LocalCluster
-# here ('tcp://host:8786'), notebooks at once (0: cores + 1). The speed-ups that use nbgrader's and nbconvert's internals
+# here ('tcp://host:8786'), notebooks at once (0: cores + 2). The speed-ups that use nbgrader's and nbconvert's internals
 # (coursetools.grading.adapters; c.Grading.pooled_gradebook, ...) are on by default with the nbgrader they were tested
 # with; plain `nbgrader` commands do not use them.
 c.Grading.scheduler = ''

@@ -197,7 +197,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--class', dest='kind', choices=('varied', 'demo'), default='varied')
     parser.add_argument('--students', type=int, default=40)
-    parser.add_argument('--workers', type=int, default=0, help='notebooks at once (default: cores + 1)')
+    parser.add_argument('--workers', type=int, default=0, help='notebooks at once (default: cores + 2)')
     parser.add_argument('--repeat', type=int, default=1, help='alternate plain and ours this many times')
     parser.add_argument('--keep', action='store_true', help='keep the temporary courses')
     parser.add_argument('--no-floor', action='store_true', help='skip measuring the floor (benchmarks/floor.py)')

@@ -97,10 +97,11 @@ KEPT_HTML = ['<h2 id="notes">Notes</h2>', '<p>a <em>b</em> <strong>c</strong> <c
 def test_a_students_html_is_kept_in_form_and_never_acts():
     """The cleaner formgrader and the feedback pages use (coursetools.instructor.safe_html): nothing a student's
     markup holds can run (a script, an event handler, a script: or data: link, a frame, a form, a style sheet,
-    SVG or MathML); what markdown makes stays as it was."""
-    from coursetools.instructor.safe_html import clean_html
+    SVG or MathML); what markdown makes stays as it was. The same, the second time a text is cleaned (small
+    texts are kept once cleaned) and for a text too long to keep."""
+    from coursetools.instructor.safe_html import KEPT_SIZE, clean_html
     acting = ('script', 'iframe', 'svg', 'form', 'input', 'style', 'math', 'object', 'base', 'meta')
-    for html in ACTING_HTML:
+    for html in [text for html in ACTING_HTML for text in (html, html, html + ' ' * KEPT_SIZE, html.encode())]:
         soup = BeautifulSoup(clean_html(html), features='html.parser')
         assert not soup.find_all(acting), html
         for tag in soup.find_all(True):
@@ -110,5 +111,5 @@ def test_a_students_html_is_kept_in_form_and_never_acts():
                 scheme = value.split(':', 1)[0] if ':' in value.split('/', 1)[0] else ''
                 assert scheme in ('', 'http', 'https', 'mailto') or value.startswith('data:image/'), html
             assert 'url(' not in tag.get('style', ''), html
-    for html in KEPT_HTML:
+    for html in KEPT_HTML * 2:
         assert clean_html(html) == html

@@ -20,11 +20,13 @@ class SchedulerUnreachable(RuntimeError):
 
 
 def default_workers() -> int:
-    """One notebook per core, plus one to use the cores while another notebook's kernel starts."""
+    """One notebook per core, plus two: a notebook's slot spends part of its time waiting (its kernel starting, a
+    check's call crossing from the checker to the kernel and back), and the spare notebooks use the cores meanwhile
+    (docs/parallel.md)."""
     try:
-        return len(os.sched_getaffinity(0)) + 1
+        return len(os.sched_getaffinity(0)) + 2
     except AttributeError:
-        return (os.cpu_count() or 1) + 1
+        return (os.cpu_count() or 1) + 2
 
 
 class Cluster:
@@ -48,10 +50,13 @@ class Cluster:
                                            'firewall)? --scheduler-timeout sets the wait.') from None
         else:
             # The worker's statistical profiler would sample this process's threads every 10 ms, for a dashboard
-            # that is not started.
+            # that is not started; its event-loop tick (20 ms), memory check (100 ms) and system monitor (500 ms)
+            # take this process's CPU from grading too, for warnings and pages no one reads here: less often.
             # Dask serves HTTP pages (task keys name students) on :8787 of every interface, dashboard or not: none.
             with dask.config.set({'distributed.worker.profile.enabled': False, 'distributed.scheduler.http.routes': [],
-                                  'distributed.worker.http.routes': []}):
+                                  'distributed.worker.http.routes': [], 'distributed.admin.tick.interval': '500ms',
+                                  'distributed.worker.memory.monitor-interval': '1s',
+                                  'distributed.admin.system-monitor.interval': '5s'}):
                 self.local = LocalCluster(n_workers=1, threads_per_worker=workers or default_workers(),
                                           processes=False, dashboard_address=None, silence_logs=logging.ERROR,
                                           scheduler_kwargs={'dashboard_address': '127.0.0.1:0'},

@@ -3,7 +3,7 @@
 Settings, in nbgrader_config.py (`make grade`'s options override them)::
 
     c.Grading.scheduler = ''          # an existing Dask scheduler (tcp://host:8786); '' starts a LocalCluster
-    c.Grading.workers = 0             # notebooks at once on the LocalCluster (0: cores + 1)
+    c.Grading.workers = 0             # notebooks at once on the LocalCluster (0: cores + 2)
     c.Grading.scheduler_timeout = 30  # seconds to wait for that scheduler
     c.Grading.pooled_gradebook = True     # speed-ups with nbgrader's internals (coursetools.grading.adapters): on by
     c.Grading.cached_validation = True    # default with the nbgrader they were tested with, off with any other
@@ -21,7 +21,7 @@ class Grading(Configurable):
                                  'of worker threads in the grading process.').tag(config=True)
     scheduler_timeout = Float(30, help='Seconds to wait for the scheduler given before giving up with a one-line '
                                        'message.').tag(config=True)
-    workers = Integer(0, help='Notebooks executed at once on the LocalCluster (0: cores + 1).').tag(config=True)
+    workers = Integer(0, help='Notebooks executed at once on the LocalCluster (0: cores + 2).').tag(config=True)
     pooled_gradebook = Bool(True, help='Let nbgrader share one gradebook connection for the run and commit once '
                                         'per notebook (coursetools.grading.adapters).').tag(config=True)
     cached_validation = Bool(True, help="Compile nbgrader's cell-metadata schema once instead of once per "

@@ -185,7 +185,7 @@ def main(argv=None):
                         '(default: c.Grading.scheduler, else a LocalCluster on this machine)')
     parser.add_argument('--scheduler-timeout', type=float, help='seconds to wait for --scheduler before giving up '
                         '(default: c.Grading.scheduler_timeout, 30)')
-    parser.add_argument('--workers', type=int, help='notebooks at once on the LocalCluster (default: cores + 1)')
+    parser.add_argument('--workers', type=int, help='notebooks at once on the LocalCluster (default: cores + 2)')
     parser.add_argument('--sequential', action='store_true',
                         help='grade one notebook at a time with plain `nbgrader autograde` instead of Dask')
     parser.add_argument('--student', action='append', dest='students', metavar='ID',
