@@ -23,10 +23,8 @@ def default_workers() -> int:
     """One notebook per core, plus two: a notebook's slot spends part of its time waiting (its kernel starting, a
     check's call crossing from the checker to the kernel and back), and the spare notebooks use the cores meanwhile
     (docs/parallel.md)."""
-    try:
-        return len(os.sched_getaffinity(0)) + 2
-    except AttributeError:
-        return (os.cpu_count() or 1) + 2
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+    return cores + 2
 
 
 class Cluster:
