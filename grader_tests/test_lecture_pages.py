@@ -432,6 +432,9 @@ def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory, a
         context = browser.new_context(viewport={'width': 1280, 'height': 720})
         context.route(off_machine, lambda route: route.abort())
         page = context.new_page()
+        troubles = []       # what the page met on this machine, for a failure's message
+        page.on('requestfailed', lambda r: off_machine(r.url) or troubles.append(f'{r.method} {r.url}: {r.failure}'))
+        page.on('console', lambda message: message.type == 'error' and troubles.append(f'console: {message.text}'))
         page.goto(opener[0].as_uri())
         page.wait_for_url(re.compile(rf'/lab/tree/{assignment}\.ipynb'), timeout=60_000)
         page.wait_for_selector('.jp-NotebookPanel .jp-Cell', timeout=90_000)
@@ -441,7 +444,9 @@ def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory, a
                                timeout=30_000)          # the workbook's cells, not an empty notebook
         page.screenshot(path=str(ARTIFACTS / f'demo-{assignment}-1280x720.png'))
         if assignment == 'noughts_and_crosses':         # the notebook's kernel, kept across ten reloads
-            assert _started(process), 'no kernel for the workbook'
+            if not _started(process):
+                page.screenshot(path=str(ARTIFACTS / f'demo-{assignment}-no-kernel.png'))
+                raise AssertionError(f'no kernel for the workbook; the page met: {troubles[-20:]}')
             right_after, settled = ten_reloads(page, lambda: len(kernels(process)), '.jp-NotebookPanel .jp-Cell',
                                                timeout=30)
             print(f'\nmake demo: kernels after ten reloads: {right_after} at once, {settled} later')
