@@ -6,7 +6,7 @@ target (headless, a free port) in a fresh clone of this checkout (test_present.f
 * its keys work after every checkbox was ticked and every slider moved with the mouse (the focus left there), and
   the control labels are at least 16 px at 1280 px wide, in proportion on wider screens;
 * ten reloads leave one kernel (kernel processes below the server), an open page keeps its kernel past the culling
-  time, and a closed page's kernel goes;
+  time, and a closed page's kernel goes; each page's kernel is shut down at its page's request, none culled;
 * `make present` of noughts_and_crosses loads offline and steps minimax;
 * `make present NOTEBOOK=path` shows that notebook's functions, its kernel sandboxed (its sockets folder locked once
   ready; ten reloads leave one sandbox), and `make demo` opens either workbook in JupyterLab (ten reloads keep its
@@ -273,10 +273,20 @@ def test_keys_work_after_every_checkbox_and_slider_and_labels_are_big(browser, p
     page.context.close()
 
 
+def shut_down_by_their_pages(log_text):
+    """(kernels a page connected to, those of them culled instead of shut down at the page's request), from
+    Voilà's log."""
+    connected = set(re.findall(r'Connecting to kernel ([0-9a-f-]{36})', log_text))
+    culled = set(re.findall(r"Culling '\w+' kernel '[^']*' \(([0-9a-f-]{36})\)", log_text))
+    return connected, connected & culled
+
+
 def test_reloads_and_closed_pages_leave_no_kernels_running(browser, present):
-    url, _folder, process = present
+    url, folder, process = present
     idle = wait_for_kernels(process, 0, 60)        # the earlier tests' pages are closed: their kernels go
     assert idle == 0, f'{idle} kernels left by closed pages'
+    log_path = folder / 'make-present.log'
+    logged_before = log_path.stat().st_size         # (those tests close their pages without unloading them)
     page, _seconds, _asked = open_present(browser, url)
     assert len(kernels(process)) == 1
     for _ in range(10):
@@ -287,11 +297,18 @@ def test_reloads_and_closed_pages_leave_no_kernels_running(browser, present):
     page.wait_for_timeout((2 * CULL_IDLE + 2) * 1000)       # past the culling time: the open page keeps its kernel
     kept = kernels(process)
     assert changed_by(page, 'ArrowRight'), 'the open page lost its kernel'
-    page.context.close()
+    page.close(run_before_unload=True)          # as a closed tab: the page unloads
     closed = wait_for_kernels(process, 0, 4 * CULL_IDLE + 10)
+    page.context.close()
     print(f'\nkernels after ten reloads: {right_after} at once, {settled} after culling; '
           f'{len(kept)} with the page left open; {closed} once it was closed')
     assert settled <= 1 and len(kept) == 1 and closed == 0
+    with open(log_path, 'rb') as file:
+        file.seek(logged_before)
+        log = file.read().decode('utf-8', 'replace')
+    connected, culled = shut_down_by_their_pages(log)       # each page, as it unloads, asks for its kernel's end
+    assert len(connected) >= 11 and not culled, (len(connected), culled)
+    assert "'_xsrf' argument missing" not in log
 
 
 def ten_reloads(page, count, ready=READY, timeout=4 * CULL_IDLE + 10):

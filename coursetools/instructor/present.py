@@ -11,9 +11,10 @@ cells as they are, and the definitions (def, class, import, plain assignments) o
 cells, widget cells and calls are left out. That code runs in the grading sandbox, a kernel per page
 (present_kernels.py); --unsandboxed runs it with the lecturer's own rights instead.
 
-The page requests nothing from another machine (the template nac-present drops Voilà's two links to a CDN), and
-the kernel of a page that was closed or reloaded is shut down by culling (a kernel with no page connected and idle
-for CULL_IDLE seconds): the request Voilà's page sends as it unloads is refused here (403, no _xsrf argument).
+The page requests nothing from another machine (the template nac-present drops Voilà's two links to a CDN). The
+kernel of a page that is closed or reloaded is shut down at the page's request as it unloads (the template makes
+the _xsrf cookie that request quotes, which Voilà 0.5 never sets); one whose page could not ask (a browser that
+crashed) goes by culling: no page connected and idle for CULL_IDLE seconds.
 
     python -m coursetools.instructor.present [ASSIGNMENT] [--notebook PATH] [--port 8866] [--no-browser] [--no-tree]
                                              [--cull-idle SECONDS]
