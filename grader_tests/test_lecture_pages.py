@@ -300,7 +300,7 @@ def test_reloads_and_closed_pages_leave_no_kernels_running(browser, present):
     page.close(run_before_unload=True)          # as a closed tab: the page unloads
     closed = wait_for_kernels(process, 0, 4 * CULL_IDLE + 10)
     page.context.close()
-    print(f'\nkernels after ten reloads: {right_after} at once, {settled} after culling; '
+    print(f'\nkernels after ten reloads: {right_after} at once, {settled} a few seconds later; '
           f'{len(kept)} with the page left open; {closed} once it was closed')
     assert settled <= 1 and len(kept) == 1 and closed == 0
     with open(log_path, 'rb') as file:
