@@ -320,8 +320,17 @@ TREE_LABELS = """() => {
 }"""
 
 
+EVERY_CELL_RUN = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
+    return !!kernel && kernel.status === 'idle' && panel.content.widgets.every(
+        cell => cell.model.type !== 'code' || cell.model.executionState !== 'running');
+}"""
+
+
 def open_notebook(page, server, url, label):
-    """Open `url`, run all cells and wait for the widget's first tree."""
+    """Open `url`, run all cells and wait for the widget's first tree, then for every cell to have run (on a busy
+    machine the last ones still run after the tree shows, and a click on the widget meanwhile waits behind them)."""
     server.delete_sessions()
     started = time.perf_counter()
     page.goto(url, wait_until='domcontentloaded')
@@ -332,6 +341,7 @@ def open_notebook(page, server, url, label):
     try:
         page.wait_for_selector('.nac-cell-1-1', state='visible', timeout=180_000)
         page.wait_for_selector('.nac-tree svg .nac-node', timeout=60_000)
+        page.wait_for_function(EVERY_CELL_RUN, timeout=180_000)
     except Exception:
         page.screenshot(path=str(ARTIFACTS / f'{label}-failed.png'), full_page=True)
         raise

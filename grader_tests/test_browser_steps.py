@@ -54,21 +54,13 @@ def step_index_is(index):
     return f"/· step {index}( |$)/.test(text('nac-step-counts'))"
 
 
-EVERY_CELL_RUN = """() => {
-    const panel = window.jupyterapp.shell.currentWidget;
-    const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
-    return !!kernel && kernel.status === 'idle' && panel.content.widgets.every(
-        cell => cell.model.type !== 'code' || cell.model.executionState !== 'running');
-}"""
 PANEL_READY = """() => /^Press Step/.test(
     ((document.querySelector('.nac-step-panel .nac-step-text') || {}).textContent || '').trim())"""
 
 
 def open_panel(page, server, name, label):
-    """The workbook open, every cell run (on a busy machine the last ones run after the widget shows; a Step
-    pressed meanwhile waits behind them), and the step panel ready."""
+    """The workbook open, every cell run (`open_notebook`), and the step panel ready."""
     open_notebook(page, server, f'{server.base}/lab/tree/{name}?reset&token={server.token}', label)
-    page.wait_for_function(EVERY_CELL_RUN, timeout=180_000)
     page.wait_for_function(PANEL_READY, timeout=30_000)
     page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
     page.locator('.nac-step-panel').first.scroll_into_view_if_needed()
