@@ -37,13 +37,17 @@ def counts(page):
     return ' '.join(page.locator('.nac-step-counts').first.inner_text().split())
 
 
+PRESS_TIMEOUT = 120_000     # ms: a button stays disabled while the kernel searches, which a busy machine slows
+
+
 def press(page, css_class, then):
-    """Click the panel's button and wait until ``then`` (a JS expression over the panel's texts) holds."""
-    page.locator(f'.nac-step-panel .{css_class}').first.click()
+    """Click the panel's button (once enabled) and wait until ``then`` (a JS expression over the panel's texts)
+    holds."""
+    page.locator(f'.nac-step-panel .{css_class}').first.click(timeout=PRESS_TIMEOUT)
     page.wait_for_function(f"""() => {{
         const text = (name) => (document.querySelector('.nac-step-panel .' + name) || {{}}).textContent || '';
         return {then};
-    }}""", timeout=30_000)
+    }}""", timeout=PRESS_TIMEOUT)
 
 
 def visited_is(count):
