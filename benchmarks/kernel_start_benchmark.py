@@ -9,6 +9,7 @@ work on the machine does not enter the figures (it still slows them). Each batch
     with debugpy:      ipykernel imports debugpy for its debugger, as a plain kernel does
     graceful shutdown: the kernel is asked to shut down and waited for, instead of killed with its sandbox
     both (as before):  the kernel as it was before issue 42's second round
+    forked:            as built, but forked from a warm zygote into its sandbox (`make grade`'s kernels as root)
 
     .venv/bin/python benchmarks/kernel_start_benchmark.py [--rounds 6] [--notebooks 5]    (as root: bwrap, cgroups)
 """
@@ -39,7 +40,8 @@ def with_debugpy(cmd):
 VARIANTS = {'as built': (AS_BUILT, {}),
             'with debugpy': (with_debugpy, {}),
             'graceful shutdown': (AS_BUILT, {'shutdown_kernel': 'graceful'}),
-            'both (as before)': (with_debugpy, {'shutdown_kernel': 'graceful'})}
+            'both (as before)': (with_debugpy, {'shutdown_kernel': 'graceful'}),
+            'forked': (AS_BUILT, {'kernel_source': kernels.ForkedKernels()})}
 
 
 class CgroupCpu:
@@ -81,6 +83,7 @@ def main():
     parser.add_argument('--notebooks', type=int, default=5, help='notebooks per batch')
     args = parser.parse_args()
     cpu = CgroupCpu()
+    VARIANTS['forked'][1]['kernel_source'].warm_up()     # the zygote's start, counted nowhere
     folder = tempfile.mkdtemp(prefix='kernel-start-')
     run_notebook(folder, {})                     # imports and the sandbox's first start, counted nowhere
     per_kernel = {name: [] for name in VARIANTS}
@@ -92,6 +95,7 @@ def main():
                 run_notebook(folder, traits)
             per_kernel[name].append((cpu.read() - before) / args.notebooks)
     kernels.kernel_command = AS_BUILT
+    VARIANTS['forked'][1]['kernel_source'].zygote.close()
     cpu.close()
     base = statistics.median(per_kernel['as built'])
     print(f'CPU-s per sandboxed kernel (median of {args.rounds} batches of {args.notebooks}), '

@@ -204,6 +204,8 @@ class SandboxedExecute(TestCellsInChecker, CappedOutputs, Execute):
         except Exception as error:
             with contextlib.suppress(Exception):
                 await km.shutdown_kernel(now=True)
+            if isinstance(error, SandboxUnavailable):       # the machine's fault: the run stops
+                raise
             raise RuntimeError(f'The grading kernel could not start: {error}\nkernel log:\n{km.log_tail()}') from error
         return km, kc
 

@@ -30,7 +30,7 @@ from typing import Optional
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from coursetools.grading.course import ATTENTION_ERRORS, checks_modules
-from coursetools.grading.kernels import SOCKET_ROOM
+from coursetools.grading.kernels import SOCKET_ROOM, ForkedKernels, Kernels
 from coursetools.judge.checker_host import CheckerError
 from coursetools.sandbox.host.files import remove_tree
 
@@ -39,8 +39,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What every job of one grading run shares, decided in the grading process (a worker's environment
-    changes none of it)."""
+    """What every job of one grading run shares, decided in the grading process (not by a worker's environment)."""
     token: str                      # tells one run's slots from another's
     executor_class: type            # the configured execute preprocessor's class (SandboxedExecute)
     traits: dict                    # its configured traits
@@ -50,8 +49,7 @@ class RunSpec:
 
 
 class WorkerFault(RuntimeError):
-    """A notebook could not be graded because of the worker (its sandbox, its processes), not the student: the
-    notebook goes to another worker."""
+    """A notebook could not be graded because of the worker (its sandbox, its processes): it goes to another."""
 
 
 @dataclass
@@ -174,15 +172,17 @@ class Slot:
         self.thread.start()
         self.scratch = tempfile.mkdtemp(prefix='nbslot-')
         self.checker = checker          # the run's checker server on this worker: it forks each notebook's session
-        self.executor = run.executor_class(**dict(run.traits, sandbox=run.sandboxed), checker_server=self.checker)
+        self.executor = run.executor_class(**dict(run.traits, sandbox=run.sandboxed), checker_server=self.checker,
+                                           kernel_source=ForkedKernels() if run.sandboxed else Kernels())
         self.executor.environment_may_unsandbox = False
         self.started = threading.Event()
 
     def warm_up(self) -> None:
-        """Start the checker now, before the first notebook arrives."""
+        """Start the checker and the kernels' zygote now, before the first notebook arrives."""
         try:
             self.checker.ensure()
-        except (CheckerError, OSError) as error:     # the first notebook will say what is wrong
+            self.executor.kernel_source.warm_up()
+        except (RuntimeError, OSError) as error:     # the first notebook will say what is wrong
             log.warning('could not warm up a grading slot: %s', error)
         finally:
             self.started.set()

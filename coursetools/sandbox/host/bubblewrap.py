@@ -191,7 +191,6 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
     if not bwrap:
         raise SandboxUnavailable(_bwrap_missing_msg())
     limits = limits or Limits()
-    inner = layout.inner_workdir
     args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
             "--hostname", "grading-sandbox", "--clearenv"]
@@ -225,16 +224,24 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
              "--ro-bind", layout.connection_file, layout.connection_file,
              "--bind", layout.sockets, layout.sockets,
              "--chdir", SANDBOX_HOME]
-    env = base_env()
-    env.update(layout.env)
-    for k, v in env.items():
+    for k, v in sandbox_env(layout).items():
         args += ["--setenv", k, v]
+    config = launcher_config(layout, limits, uid)
+    return args + ["--", sys.executable, "-I", "-S", LAUNCHER, json.dumps(config), "--", *cmd]
+
+
+def sandbox_env(layout: SandboxLayout) -> dict[str, str]:
+    return {**base_env(), **layout.env}
+
+
+def launcher_config(layout: SandboxLayout, limits: Limits, uid: Optional[int]) -> dict:
+    """What the launcher does in the sandbox (`coursetools.sandbox.inside.launcher`), as `launcher_command` says."""
     # Without a private uid, RLIMIT_NPROC counts every process of our uid on the host:
     # allow for the ones that already exist.
     offset = 0 if uid is not None else _count_own_processes()
-    launcher = launcher_command(cmd, limits.rlimits(nproc_offset=offset), uid=uid, mkdirs=[env["HOME"] + "/.cache"],
-                                launcher=LAUNCHER, submission=SUBMISSION, workdir=inner)
-    return args + ["--", *launcher]
+    rlimits = limits.rlimits(nproc_offset=offset)
+    return {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid, "mkdirs": [sandbox_env(layout)["HOME"] + "/.cache"],
+            "submission": SUBMISSION, "workdir": layout.inner_workdir}
 
 
 def _sized(limits: Limits, mode: str, path: str) -> list[str]:

@@ -8,6 +8,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import sys
 
 
@@ -33,18 +34,39 @@ def drop_root(uid):
         sys.exit('sandbox launcher: capabilities left after dropping root')
 
 
-def main(config, command):
-    uid = config.get('uid')
-    if config.get('submission'):
-        copy_in(config['submission'], config['workdir'], uid if os.getuid() == 0 else None)
+def limit(config):
     for name, (soft, hard) in config['rlimits'].items():
         resource.setrlimit(getattr(resource, name), (soft, hard))
+
+
+def become(config):
+    """Drop root for good (when the grader is root), make the kernel's folders and go to its working folder."""
+    uid = config.get('uid')
     if uid is not None and os.getuid() == 0:
         drop_root(uid)
     for folder in config.get('mkdirs', []):
         os.makedirs(folder, exist_ok=True)
     if config.get('workdir'):
         os.chdir(config['workdir'])
+
+
+def hold():
+    """No command: say so on stdout and keep the sandbox open for a kernel forked into it (`zygote.py`), which
+    applies the limits and drops root itself; the sandbox ends when that kernel does."""
+    os.write(1, b'ready')
+    os.close(1)
+    while True:
+        signal.pause()
+
+
+def main(config, command):
+    uid = config.get('uid')
+    if config.get('submission'):
+        copy_in(config['submission'], config['workdir'], uid if os.getuid() == 0 else None)
+    if not command:
+        hold()
+    limit(config)
+    become(config)
     os.execv(command[0], command)
 
 
