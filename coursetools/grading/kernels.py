@@ -8,6 +8,8 @@ started dies with its PID namespace, and the grader waits for that before the ne
 
 A warm fork server once saved about a tenth of the kernels' CPU; it was taken out (issue 41, docs/sandbox.md):
 it shared one writable connection folder and one uid between a notebook's kernels and outlived them.
+`ForkedKernels` (`make grade` as root) wins that back without either: each kernel is forked from a zygote outside
+every sandbox into a new sandbox bubblewrap made for it (`coursetools.sandbox.host.zygote`).
 """
 from __future__ import annotations
 

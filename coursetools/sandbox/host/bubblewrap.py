@@ -240,7 +240,8 @@ def launcher_config(layout: SandboxLayout, limits: Limits, uid: Optional[int]) -
     # allow for the ones that already exist.
     offset = 0 if uid is not None else _count_own_processes()
     rlimits = limits.rlimits(nproc_offset=offset)
-    return {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid, "mkdirs": [sandbox_env(layout)["HOME"] + "/.cache"],
+    return {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid,
+            "mkdirs": [sandbox_env(layout)["HOME"] + "/.cache"],
             "submission": SUBMISSION, "workdir": layout.inner_workdir}
 
 

@@ -45,6 +45,7 @@ class Zygote:
         self.channel: Optional[socket.socket] = None
 
     def start(self) -> None:
+        self.close()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen([sys.executable, inside.__file__, str(theirs.fileno())], cwd='/',

@@ -65,7 +65,7 @@ def warm():
     return kernelapp
 
 
-def serve(channel, kernelapp, launcher):
+def serve(channel, kernelapp, launcher, sigchld):
     """Fork a watcher for every request, until the grading process closes the channel (or ends: a parent-death
     signal would come when the thread that started the zygote ends, not the process)."""
     while True:
@@ -76,18 +76,19 @@ def serve(channel, kernelapp, launcher):
             raise SystemExit('zygote: a thread started; a fork would copy it half-done')
         if os.fork() == 0:
             try:
-                watch(channel, json.loads(message), *fds, kernelapp=kernelapp, launcher=launcher)
+                watch(channel, json.loads(message), *fds, kernelapp=kernelapp, launcher=launcher, sigchld=sigchld)
             finally:
                 os._exit(1)
         for fd in fds:
             os.close(fd)
 
 
-def watch(channel, request, init, log, status, kernelapp, launcher):
+def watch(channel, request, init, log, status, kernelapp, launcher, sigchld):
     """On the host: fork the kernel into the sandbox's PID namespace, through a middle process that ends at once, so
     that the kernel's parent is the sandbox's init, as a cold kernel's is. When the kernel ends, the sandbox ends."""
     channel.close()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    request['sigchld'] = sigchld
     ours, theirs = socket.socketpair()
     setns(init, CLONE_NEWPID)
     middle = os.fork()
@@ -141,8 +142,8 @@ def kernel(request, init, log, status, watcher, kernelapp, launcher):
 
 
 def enter(request, log, launcher):
-    """The process state a cold kernel starts with: its own session, default signals, the sandbox's environment,
-    the launcher's limits, uid and folder, no capability left and no way to gain one."""
+    """The process state a cold kernel starts with: its own session, the signals as the zygote got them, the
+    sandbox's environment, the launcher's limits, uid and folder, no capability left and no way to gain one."""
     devnull = os.open('/dev/null', os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(log, 1)
@@ -150,8 +151,7 @@ def enter(request, log, launcher):
     os.close(devnull)
     os.close(log)
     os.setsid()
-    for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, request['sigchld'])       # the zygote's own, as its Python started with it
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     os.environ.clear()
     os.environ.update(request['env'])
@@ -169,10 +169,10 @@ def main(fd):
     sys.path[:] = [p for p in sys.path if p not in ('', here)]
     launcher = load_launcher()
     kernelapp = warm()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)       # the watchers are reaped as they end
+    sigchld = signal.signal(signal.SIGCHLD, signal.SIG_IGN)       # the watchers are reaped as they end
     channel = socket.socket(fileno=fd)
     channel.sendall(b'ready')
-    serve(channel, kernelapp, launcher)
+    serve(channel, kernelapp, launcher, sigchld)
 
 
 if __name__ == '__main__':
