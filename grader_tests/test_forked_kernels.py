@@ -112,8 +112,8 @@ def test_a_forked_kernel_starts_with_the_memory_a_cold_one_has(seen):
 def test_a_forked_kernel_sees_only_its_sandbox_processes(seen):
     cold, forked = seen
     assert len(cold['processes']) == 2          # bwrap's init and the kernel
-    assert len(forked['processes']) == 3        # and the launcher that holds the sandbox open
-    assert os.path.basename(forked['processes'][0][0]) == 'bwrap' and 'launcher.py' in forked['processes'][1][3]
+    assert len(forked['processes']) == 3        # and the program that holds the sandbox open
+    assert os.path.basename(forked['processes'][0][0]) == 'bwrap' and forked['processes'][1][:2] == ['sleep', 'infinity']
 
 
 def host_processes_with(marker):
@@ -193,3 +193,24 @@ def sandbox_init(fd):
     from coursetools.grading.kernels import _sandbox_init
     return _sandbox_init(fd)
 
+
+
+def test_a_submission_too_large_for_its_sandbox_fails_the_start_as_a_cold_kernels_does(tmp_path):
+    """Not the machine's fault (which would take the worker away from every other notebook): the same error as a
+    cold kernel whose launcher could not copy the submission in."""
+    forked = ForkedKernels()
+    failures = []
+    try:
+        for source in (Kernels(), forked):
+            submission = tmp_path / type(source).__name__ / 'ps1'
+            submission.mkdir(parents=True)
+            (submission / 'big.bin').write_bytes(b'x' * 3 * 1024 * 1024)
+            with pytest.raises(RuntimeError, match='could not start') as failed:
+                SandboxedExecute(kernel_source=source, scratch_limit=2 * 1024 * 1024).preprocess(
+                    new_notebook(cells=[new_code_cell('print(1)')]), {'metadata': {'path': str(submission)}})
+            failures.append(failed.value)
+    finally:
+        if forked.zygote is not None:
+            forked.zygote.close()
+    assert not any(isinstance(failure, sbx.SandboxUnavailable) for failure in failures)
+    assert 'No space left on device' in str(failures[1])

@@ -58,6 +58,9 @@ PROGRAMS = "/opt/grader"
 LAUNCHER = f"{PROGRAMS}/launcher.py"
 SUBMISSION = f"{PROGRAMS}/submission"
 
+#: a sandbox held open for a kernel the zygote forks into it (`coursetools.sandbox.host.zygote`)
+HOLD = ("/bin/sh", "-c", "printf ready && exec sleep infinity")
+
 #: /etc files a Python kernel may reasonably need (missing ones are skipped)
 ETC_FILES = (
     "passwd", "group", "hosts", "host.conf", "nsswitch.conf", "localtime", "timezone",
@@ -186,7 +189,8 @@ def base_env(home: str = SANDBOX_HOME) -> dict[str, str]:
 
 def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Limits] = None,
                   uid: Optional[int] = None, bwrap: Optional[str] = None) -> list[str]:
-    """The full argv: ``bwrap <isolation> -- python -I -S -c LAUNCHER ... -- cmd``."""
+    """The full argv: ``bwrap <isolation> -- python -I -S -c LAUNCHER ... -- cmd``; with no `cmd`, a sandbox that
+    only says it is ready and waits (`HOLD`) for a kernel forked into it, which does the launcher's steps itself."""
     bwrap = bwrap or find_bwrap()
     if not bwrap:
         raise SandboxUnavailable(_bwrap_missing_msg())
@@ -226,6 +230,8 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
              "--chdir", SANDBOX_HOME]
     for k, v in sandbox_env(layout).items():
         args += ["--setenv", k, v]
+    if not cmd:
+        return args + ["--", *HOLD]
     config = launcher_config(layout, limits, uid)
     return args + ["--", sys.executable, "-I", "-S", LAUNCHER, json.dumps(config), "--", *cmd]
 

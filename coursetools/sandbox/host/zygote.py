@@ -1,8 +1,8 @@
 """The grading process's side of the warm kernel start (`coursetools.sandbox.inside.zygote`).
 
-`Zygote.launch` starts a sandbox with bubblewrap exactly as for a cold kernel, with no command: its launcher copies
-the submission in and holds the sandbox open. Once the launcher says it is ready, the zygote gets a descriptor of
-the sandbox's init, the kernel's log and a status pipe, and forks the kernel into the sandbox. The bwrap process
+`Zygote.launch` starts a sandbox with bubblewrap as for a cold kernel, with no command: it only says it is ready and
+holds the sandbox open (`bubblewrap.HOLD`). Then the zygote gets a descriptor of the sandbox's init, the kernel's
+log and a status pipe, and forks the kernel into the sandbox. The bwrap process
 stands for the kernel, as it does for a cold one: when the kernel ends, the sandbox ends and bwrap exits; killing
 bwrap ends the sandbox with the kernel in it. Only for root (a throw-away uid per notebook); standard library only."""
 from __future__ import annotations
@@ -85,7 +85,8 @@ class Zygote:
             except BaseException:
                 process.kill()
                 process.wait()
-                if init is not None:
+                if init is not None:        # gone with its whole sandbox, as `kernels.wait_gone` waits
+                    select.select([init], [], [], READY_TIMEOUT)
                     os.close(init)
                 raise
             return process, init
@@ -111,6 +112,8 @@ class Zygote:
             os.close(status_r)
             if status_w is not None:
                 os.close(status_w)
+        if word.startswith(b'SubmissionNotCopied'):      # as when a cold kernel's launcher cannot copy it
+            raise RuntimeError(f'the submission could not be copied into its sandbox: {word.decode(errors="replace")}')
         if word != b'ok':
             raise ZygoteFailed(f'a kernel could not be forked into its sandbox: '
                                f'{word.decode(errors="replace") or "it exited"}')

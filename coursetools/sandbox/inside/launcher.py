@@ -8,7 +8,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import sys
 
 
@@ -50,21 +49,10 @@ def become(config):
         os.chdir(config['workdir'])
 
 
-def hold():
-    """No command: say so on stdout and keep the sandbox open for a kernel forked into it (`zygote.py`), which
-    applies the limits and drops root itself; the sandbox ends when that kernel does."""
-    os.write(1, b'ready')
-    os.close(1)
-    while True:
-        signal.pause()
-
-
 def main(config, command):
     uid = config.get('uid')
     if config.get('submission'):
         copy_in(config['submission'], config['workdir'], uid if os.getuid() == 0 else None)
-    if not command:
-        hold()
     limit(config)
     become(config)
     os.execv(command[0], command)

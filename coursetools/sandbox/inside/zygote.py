@@ -2,14 +2,14 @@
 a sandbox bubblewrap has made for it.
 
 The zygote runs as root outside every sandbox and never runs a student's code: it only imports the kernel's own
-libraries and forks. For each kernel the grading process starts a sandbox of its own with bubblewrap, whose first
-program (the launcher) copies the submission in and then holds the sandbox open, and sends the zygote a
+libraries and forks. For each kernel the grading process starts a sandbox of its own with bubblewrap, with the cold
+kernel's command line but a program that only holds the sandbox open (`bubblewrap.HOLD`), and sends the zygote a
 descriptor of the sandbox's init. The zygote forks a watcher, which stays on the host, joins the sandbox's PID
 namespace for its children, forks the kernel (whose parent becomes the sandbox's init, as a cold kernel's), and
-ends the whole sandbox when the kernel ends. The kernel joins the
-sandbox's other namespaces (mounts, network, IPC, host name, cgroup), applies the launcher's limits, drops root as
-the launcher does, closes every descriptor it does not need, and only then starts ipykernel. It says so on a
-pipe, or says what failed; the grading process waits for that word.
+ends the whole sandbox when the kernel ends. The kernel joins the sandbox's other namespaces (mounts, network, IPC,
+host name, cgroup) and does what the launcher does for a cold kernel, with the launcher's own functions: copies the
+submission in, applies the limits, drops root. It closes every descriptor it does not need and only then starts
+ipykernel. It says so on a pipe, or says what failed; the grading process waits for that word.
 
 What a kernel sees is what a cold kernel sees (`grader_tests/test_forked_kernels.py` compares them). What it keeps of
 the zygote is the kernel's imported libraries. Standard library and IPython only."""
@@ -31,6 +31,10 @@ JOINED = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEW
 REQUEST_BYTES = 65536
 
 libc = ctypes.CDLL(None, use_errno=True)
+
+
+class SubmissionNotCopied(Exception):
+    """The submission did not fit its sandbox: not the machine's fault."""
 
 
 def checked(result):
@@ -156,6 +160,10 @@ def enter(request, log, launcher):
     os.environ.clear()
     os.environ.update(request['env'])
     config = request['launcher']
+    try:
+        launcher.copy_in(config['submission'], config['workdir'], config['uid'])
+    except OSError as error:
+        raise SubmissionNotCopied(error) from None
     launcher.limit(config)
     for cap in range(64):
         if libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) != 0:
