@@ -467,9 +467,25 @@ def test_make_demo_opens_the_workbook_in_jupyterlab(browser, tmp_path_factory, a
             right_after, settled = ten_reloads(page, lambda: len(kernels(process)), '.jp-NotebookPanel .jp-Cell',
                                                timeout=30)
             print(f'\nmake demo: kernels after ten reloads: {right_after} at once, {settled} later')
-            assert settled == 1, settled
+            assert settled == 1, demo_kernels_described(process, f'http://127.0.0.1:{port}', token)
         context.close()
         assert process.poll() is None
+
+
+def demo_kernels_described(process, server, token):
+    """For a failure's message: each kernel process (pid, parent, start in clock ticks, command) and the server's
+    sessions and kernels, so that a second session of the notebook can be told from a kernel no session holds."""
+    lines = []
+    for pid in kernels(process):
+        with contextlib.suppress(OSError):
+            fields = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()
+            command = open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\0', b' ').decode(errors='replace')
+            lines.append(f'kernel pid {pid}, parent {fields[1]}, started {fields[19]}: {command[:200]}')
+    for api in ('sessions', 'kernels'):
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(f'{server}/api/{api}?token={token}', timeout=10) as answer:
+                lines.append(f'/api/{api}: {json.loads(answer.read())}')
+    return '\n'.join(lines)
 
 
 def _started(process, timeout=120):
