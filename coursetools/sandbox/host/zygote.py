@@ -2,9 +2,9 @@
 
 `Zygote.launch` starts a sandbox with bubblewrap as for a cold kernel, with no command: it only says it is ready and
 holds the sandbox open (`bubblewrap.HOLD`). Then the zygote gets a descriptor of the sandbox's init, the kernel's
-log and a status pipe, and forks the kernel into the sandbox. The bwrap process
-stands for the kernel, as it does for a cold one: when the kernel ends, the sandbox ends and bwrap exits; killing
-bwrap ends the sandbox with the kernel in it. Only for root (a throw-away uid per notebook); standard library only."""
+log and a status pipe, and forks the kernel into the sandbox. The bwrap process stands for the kernel, as it does
+for a cold one: when the kernel ends, the sandbox ends and bwrap exits; killing bwrap ends the sandbox with the
+kernel in it. Only for root (a throw-away uid per notebook); standard library only."""
 from __future__ import annotations
 
 import json
@@ -65,8 +65,8 @@ class Zygote:
             raise ZygoteFailed(f'the kernels\' zygote did not start: {word.decode(errors="replace") or "it exited"}')
 
     def launch(self, argv: list, log: int, request: dict, sandbox_init: Callable) -> tuple:
-        """Start bwrap's `argv` (a sandbox whose launcher holds it open) and fork a kernel into it; returns the
-        bwrap Popen and a pidfd of the sandbox's init."""
+        """Start bwrap's `argv` (a sandbox held open) and fork a kernel into it; returns the bwrap Popen and a pidfd
+        of the sandbox's init."""
         if self.process is None or self.process.poll() is not None:
             self.start()
         ready_r, ready_w = os.pipe()
