@@ -20,7 +20,7 @@ from coursetools.sandbox.host.zygote import Zygote, ZygoteFailed
 pytestmark = needs_sandbox        # and root, as `make test` runs: only root's kernels are forked
 
 PROBE = r'''
-import gc, json, os, resource, signal, socket, sys
+import json, os, resource, signal, socket, sys
 fields = ('Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp', 'VmSize',
           'VmRSS', 'Umask')
 status = {k: v.strip() for k, v in (line.split(':', 1) for line in open('/proc/self/status')) if k in fields}
