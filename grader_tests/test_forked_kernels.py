@@ -181,17 +181,13 @@ def test_a_kernel_the_zygote_cannot_make_is_the_machines_fault_and_leaves_no_san
             with pytest.raises(ZygoteFailed, match='RLIMIT_NOT_A_LIMIT'):
                 zygote.launch(sbx.build_command([], layout, sbx.Limits(), uid=lease.uid), log,
                               {'argv': ['-f', kernel.connection_file], 'env': sbx.sandbox_env(layout),
-                               'launcher': config}, sandbox_init)
+                               'launcher': config})
             os.close(log)
             assert host_processes_with(kernel.connection_file) == []
         finally:
             zygote.close()
             folder.remove()
 
-
-def sandbox_init(fd):
-    from coursetools.grading.kernels import _sandbox_init
-    return _sandbox_init(fd)
 
 
 

@@ -42,7 +42,8 @@ from coursetools.sandbox.host import bubblewrap as sbx
 from coursetools.grading.channel import KernelGone, channel_broken, mb, wait_until_ready
 from coursetools.judge.checker_host import CheckerServer, TrustedCells
 from coursetools.grading.course import ATTENTION_ERRORS
-from coursetools.grading.kernels import Kernels, KernelPlace, SandboxProvisioner, SandboxStuck
+from coursetools.grading.kernels import Kernels, KernelPlace, SandboxProvisioner
+from coursetools.sandbox.host.processes import SandboxStuck
 from coursetools.grading.outputs import CappedOutputs
 from coursetools.sandbox.host.bubblewrap import Limits, SandboxUnavailable
 from coursetools.grading.testcells import TestCellsInChecker

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-import select
 import subprocess
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
@@ -28,16 +26,12 @@ from traitlets import Any as AnyTrait
 from coursetools.sandbox.host import bubblewrap as sbx
 from coursetools.sandbox.host import uids
 from coursetools.sandbox.host.files import KernelFolder, NotebookFolder
+from coursetools.sandbox.host import processes
 from coursetools.sandbox.host.zygote import Zygote
 
 #: bytes a temporary folder's path may have: a Unix socket's path holds 107, and a kernel's sockets are at
 #: <temp>/nbsbx-XXXXXXXX/kernelNNN/sockets/k-N
 SOCKET_ROOM = 107 - len('/nbsbx-XXXXXXXX/kernel999/sockets/k-9')
-GONE_TIMEOUT = 10       # seconds a killed sandbox's processes get to be gone; they take milliseconds
-
-
-class SandboxStuck(RuntimeError):
-    """A sandbox's processes outlived it (the grader's fault, not the student's)."""
 
 
 @dataclass
@@ -100,23 +94,14 @@ class Kernels:
             process = subprocess.Popen(sbx.launcher_command(cmd, rlimits), cwd=place.workdir, env=env,
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
             return process, None
-        layout = sbx.SandboxLayout(submission=place.folder.submission, connection_file=kernel.connection_file,
-                                   sockets=kernel.sockets, inner_workdir=place.workdir, env=dict(place.env))
+        return processes.start(sbx.build_command(cmd, self.layout(place, kernel), limits, uid=place.uid), log, log)
+
+    @staticmethod
+    def layout(place: KernelPlace, kernel: KernelFolder) -> sbx.SandboxLayout:
+        """What a sandboxed kernel of `place` sees; its connection file is readable by the kernel from now on."""
         kernel.share_connection_file()
-        info_r, info_w = os.pipe()
-        try:
-            argv = sbx.build_command(cmd, layout, limits, uid=place.uid)
-            argv[1:1] = ['--info-fd', str(info_w)]
-            process = subprocess.Popen(argv, cwd='/', env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')},
-                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                       pass_fds=(info_w,))
-            os.close(info_w)
-            info_w = None
-            return process, _sandbox_init(info_r)
-        finally:
-            os.close(info_r)
-            if info_w is not None:
-                os.close(info_w)
+        return sbx.SandboxLayout(submission=place.folder.submission, connection_file=kernel.connection_file,
+                                 sockets=kernel.sockets, inner_workdir=place.workdir, env=dict(place.env))
 
     def warm_up(self) -> None:
         """Nothing to start ahead: every kernel is a new Python."""
@@ -150,46 +135,15 @@ class ForkedKernels(Kernels):
         if not place.sandboxed or place.uid is None or cmd[1:3] != ['-m', 'ipykernel_launcher']:
             return super().launch(place, cmd, kernel, log, limits)
         self.warm_up()
-        layout = sbx.SandboxLayout(submission=place.folder.submission, connection_file=kernel.connection_file,
-                                   sockets=kernel.sockets, inner_workdir=place.workdir, env=dict(place.env))
-        kernel.share_connection_file()
+        layout = self.layout(place, kernel)
         request = {'argv': cmd[3:], 'env': {**sbx.sandbox_env(layout), 'PWD': sbx.SANDBOX_HOME},   # as bwrap's --chdir
                    'launcher': sbx.launcher_config(layout, limits, place.uid)}
-        return self.zygote.launch(sbx.build_command([], layout, limits, uid=place.uid), log, request, _sandbox_init)
+        return self.zygote.launch(sbx.build_command([], layout, limits, uid=place.uid), log, request)
 
     async def aclose(self) -> None:
         if self.zygote is not None:
             zygote, self.zygote = self.zygote, None
             await asyncio.get_running_loop().run_in_executor(None, zygote.close)
-
-
-def _sandbox_init(info_fd: int, timeout: float = 30) -> Optional[int]:
-    """A pidfd of the sandbox's init (bwrap's --info-fd tells its pid): when it is gone, so is every process of the
-    sandbox's PID namespace. None if bwrap ended before saying."""
-    data = b''
-    while select.select([info_fd], [], [], timeout)[0]:
-        chunk = os.read(info_fd, 4096)
-        data += chunk
-        with contextlib.suppress(ValueError, KeyError):
-            child = json.loads(data)['child-pid']
-            try:
-                return os.pidfd_open(child)
-            except ProcessLookupError:      # gone already
-                return None
-        if not chunk:
-            break
-    return None
-
-
-def wait_gone(pidfd: Optional[int], timeout: float = GONE_TIMEOUT) -> None:
-    """Wait until the sandbox's init, and with it the whole sandbox, is gone; close the pidfd."""
-    if pidfd is None:
-        return
-    try:
-        if not select.select([pidfd], [], [], timeout)[0]:
-            raise SandboxStuck(f'a sandbox\'s processes were still alive {timeout} s after its kernel was killed')
-    finally:
-        os.close(pidfd)
 
 
 class SandboxProvisioner(LocalProvisioner):
@@ -221,5 +175,5 @@ class SandboxProvisioner(LocalProvisioner):
         if pidfd is not None:
             if self.process is not None and self.process.poll() is None:
                 await asyncio.get_running_loop().run_in_executor(None, self.process.wait)
-            await asyncio.get_running_loop().run_in_executor(None, wait_gone, pidfd)
+            await asyncio.get_running_loop().run_in_executor(None, processes.wait_gone, pidfd)
         await super().cleanup(restart)

@@ -1,9 +1,8 @@
 """Bubblewrap (``bwrap``) sandbox for grading kernels.
 
-This module only knows how to *build* the command line that starts a process
-inside the sandbox and how to *probe* whether the sandbox works on this
-machine.  The notebook execution engine that uses it is
-:mod:`coursetools.grading.execute` (``SandboxedExecute``).  See ``docs/sandbox.md``.
+This module knows how to *build* the command line that starts a process inside the sandbox and how to *probe*
+whether the sandbox works on this machine (starting one and seeing it gone: `processes`). The notebook execution
+engine that uses it is :mod:`coursetools.grading.execute` (``SandboxedExecute``). See ``docs/sandbox.md``.
 
 Layout seen by a sandboxed kernel::
 
@@ -22,13 +21,11 @@ Layout seen by a sandboxed kernel::
     /proc                             fresh procfs of a private PID namespace
     /dev                              minimal devtmpfs (null, zero, urandom, ...)
 
-Namespaces: mount, PID, network (no interfaces except a downed loopback), IPC,
-UTS, cgroup; ``--die-with-parent`` and ``--new-session``; the environment is
-cleared.  When the grader runs as root, a tiny launcher inside the sandbox
-drops to a throw-away uid/gid (no capabilities, ``no_new_privs`` is set by
-bwrap) before starting the kernel; otherwise bwrap's unprivileged user
-namespace is used.  Resource limits (rlimits) are applied by that launcher.  Everything the
-sandbox started dies with its PID namespace, and its IPC objects with its IPC namespace.
+Namespaces: mount, PID, network (no interfaces except a downed loopback), IPC, UTS, cgroup; ``--die-with-parent``
+and ``--new-session``; the environment is cleared. When the grader runs as root, a tiny launcher inside the sandbox
+drops to a throw-away uid/gid (no capabilities, ``no_new_privs`` is set by bwrap) before starting the kernel;
+otherwise bwrap's unprivileged user namespace is used. Resource limits (rlimits) are applied by that launcher.
+Everything the sandbox started dies with its PID namespace, and its IPC objects with its IPC namespace.
 """
 
 from __future__ import annotations
@@ -104,11 +101,16 @@ class Limits:
         return out
 
 
+def launcher_settings(rlimits: Mapping, uid: Optional[int] = None, mkdirs: Iterable[str] = (), **placed) -> dict:
+    """What the launcher reads; `placed`: `submission` and `workdir` inside a sandbox."""
+    return {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid, "mkdirs": list(mkdirs), **placed}
+
+
 def launcher_command(cmd: Sequence[str], rlimits: Mapping, uid: Optional[int] = None, mkdirs: Iterable[str] = (),
-                     launcher: str = _launcher.__file__, **placed) -> list[str]:
-    """``python -I -S launcher.py <json> -- cmd...``; `placed`: `submission` and `workdir` inside a sandbox."""
-    cfg = {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid, "mkdirs": list(mkdirs), **placed}
-    return [sys.executable, "-I", "-S", launcher, json.dumps(cfg), "--", *cmd]
+                     launcher: str = _launcher.__file__, settings: Optional[dict] = None, **placed) -> list[str]:
+    """``python -I -S launcher.py <json> -- cmd...`` (`settings`, when given, instead of the other arguments)."""
+    settings = settings or launcher_settings(rlimits, uid, mkdirs, **placed)
+    return [sys.executable, "-I", "-S", launcher, json.dumps(settings), "--", *cmd]
 
 
 def find_bwrap() -> Optional[str]:
@@ -232,8 +234,7 @@ def build_command(cmd: Sequence[str], layout: SandboxLayout, limits: Optional[Li
         args += ["--setenv", k, v]
     if not cmd:
         return args + ["--", *HOLD]
-    config = launcher_config(layout, limits, uid)
-    return args + ["--", sys.executable, "-I", "-S", LAUNCHER, json.dumps(config), "--", *cmd]
+    return args + ["--", *launcher_command(cmd, {}, launcher=LAUNCHER, settings=launcher_config(layout, limits, uid))]
 
 
 def sandbox_env(layout: SandboxLayout) -> dict[str, str]:
@@ -241,14 +242,12 @@ def sandbox_env(layout: SandboxLayout) -> dict[str, str]:
 
 
 def launcher_config(layout: SandboxLayout, limits: Limits, uid: Optional[int]) -> dict:
-    """What the launcher does in the sandbox (`coursetools.sandbox.inside.launcher`), as `launcher_command` says."""
+    """What the launcher does in the sandbox (`coursetools.sandbox.inside.launcher`)."""
     # Without a private uid, RLIMIT_NPROC counts every process of our uid on the host:
     # allow for the ones that already exist.
     offset = 0 if uid is not None else _count_own_processes()
-    rlimits = limits.rlimits(nproc_offset=offset)
-    return {"rlimits": {k: list(v) for k, v in rlimits.items()}, "uid": uid,
-            "mkdirs": [sandbox_env(layout)["HOME"] + "/.cache"],
-            "submission": SUBMISSION, "workdir": layout.inner_workdir}
+    return launcher_settings(limits.rlimits(nproc_offset=offset), uid, [sandbox_env(layout)["HOME"] + "/.cache"],
+                             submission=SUBMISSION, workdir=layout.inner_workdir)
 
 
 def _sized(limits: Limits, mode: str, path: str) -> list[str]:

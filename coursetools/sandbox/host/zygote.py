@@ -13,8 +13,9 @@ import select
 import socket
 import subprocess
 import sys
-from typing import Callable, Optional
+from typing import Optional
 
+from coursetools.sandbox.host import processes
 from coursetools.sandbox.host.bubblewrap import SandboxUnavailable
 from coursetools.sandbox.inside import zygote as inside
 
@@ -64,34 +65,26 @@ class Zygote:
             self.close()
             raise ZygoteFailed(f'the kernels\' zygote did not start: {word.decode(errors="replace") or "it exited"}')
 
-    def launch(self, argv: list, log: int, request: dict, sandbox_init: Callable) -> tuple:
+    def launch(self, argv: list, log: int, request: dict) -> tuple:
         """Start bwrap's `argv` (a sandbox held open) and fork a kernel into it; returns the bwrap Popen and a pidfd
         of the sandbox's init."""
         if self.process is None or self.process.poll() is not None:
             self.start()
         ready_r, ready_w = os.pipe()
-        info_r, info_w = os.pipe()
         try:
-            process = subprocess.Popen([argv[0], '--info-fd', str(info_w), *argv[1:]], cwd='/',
-                                       env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')},
-                                       stdin=subprocess.DEVNULL, stdout=ready_w, stderr=log, start_new_session=True,
-                                       pass_fds=(info_w,))
-            os.close(info_w)
+            process, init = processes.start(argv, ready_w, log)
             os.close(ready_w)
-            info_w = ready_w = None
-            init = sandbox_init(info_r)
+            ready_w = None
             try:
                 self._fork_into(process, init, ready_r, log, request)
             except BaseException:
                 process.kill()
                 process.wait()
-                if init is not None:        # gone with its whole sandbox, as `kernels.wait_gone` waits
-                    select.select([init], [], [], READY_TIMEOUT)
-                    os.close(init)
+                processes.wait_gone(init)
                 raise
             return process, init
         finally:
-            for fd in (ready_r, info_r, ready_w, info_w):
+            for fd in (ready_r, ready_w):
                 if fd is not None:
                     os.close(fd)
 
